@@ -1,0 +1,48 @@
+# Two commands on a fresh clone: `make demo` and `make test`. Both create .venv and install first.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+# torch==2.13.0 first: on the course machines that is a CPU wheel on disk; left to the resolver,
+# an unpinned torch pulls a multi-GB CUDA build. pip's constraint file (if any) stays in force.
+TORCH  := torch==2.13.0
+
+.PHONY: venv demo test test-quick docs serve stubs check clean
+
+venv: $(STAMP)
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q $(TORCH)
+	$(PY) -m pip install -q -e '.[dev]'
+	# rfc3987-syntax adds ~2 s to every nbformat/jsonschema import (DESIGN.md) and nothing we use needs it
+	-$(PY) -m pip uninstall -q -y rfc3987-syntax
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(VENV)/bin/course demo
+
+test: $(STAMP)
+	$(PY) -m pytest -n auto -q
+
+# The inner loop: everything but the slow end-to-end and browser tests.
+test-quick: $(STAMP)
+	$(PY) -m pytest -q -m "not slow and not browser" -x
+
+docs: $(STAMP)
+	bash scripts/setup_docs.sh
+	$(VENV)/bin/mkdocs build --strict
+
+serve: $(STAMP)
+	bash scripts/setup_docs.sh
+	$(VENV)/bin/mkdocs serve
+
+stubs: $(STAMP)
+	$(VENV)/bin/course stubs
+
+check: $(STAMP)
+	$(VENV)/bin/course check
+
+clean:
+	rm -rf $(VENV) site build

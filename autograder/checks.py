@@ -1,0 +1,162 @@
+"""Assertions for suites: shape and dtype first, values second, one plain message each.
+
+Every numeric comparison goes through :func:`compare` (Karpathy's ``cmp()`` idea): it reports the
+largest absolute and relative error and the first bad index. Tolerances follow the result's dtype
+(INTERFACE.md: ``torch.testing.assert_close`` defaults against a float64 reference). While a
+hidden test runs (:data:`autograder.suite.HIDDEN`), messages never show inputs or expected values.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from autograder import codec
+from autograder.sandbox import StudentException
+from autograder.suite import HIDDEN, describe
+
+#: (rtol, atol) by dtype name: torch.testing.assert_close's defaults.
+TOLERANCES: dict[str, tuple[float, float]] = {
+    "float64": (1e-7, 1e-7),
+    "complex128": (1e-7, 1e-7),
+    "float32": (1.3e-6, 1e-5),
+    "complex64": (1.3e-6, 1e-5),
+    "float16": (1e-3, 1e-5),
+    "bfloat16": (1.6e-2, 1e-5),
+}
+
+
+def tolerance(dtype: str) -> tuple[float, float]:
+    return TOLERANCES.get(str(dtype), (0.0, 0.0))
+
+
+def _fmt_index(idx: tuple[int, ...]) -> str:
+    return "(" + ", ".join(str(i) for i in idx) + ")" if len(idx) != 1 else f"({idx[0]})"
+
+
+def compare(got: np.ndarray, expected: np.ndarray, rtol: float, atol: float) -> str | None:
+    """None if close (NaN where expected is NaN, same infinities), else a one-line diagnosis."""
+    g = np.asarray(got)
+    e = np.asarray(expected)
+    if g.dtype.kind == "b" or e.dtype.kind == "b":
+        bad = g != e
+        if not bad.any():
+            return None
+        idx = tuple(int(i) for i in np.argwhere(bad)[0])
+        n = int(bad.sum())
+        detail = "" if HIDDEN.get() else f": expected {e[idx]}, got {g[idx]}"
+        return f"{n} of {e.size} entries differ, first at index {_fmt_index(idx)}{detail}"
+    g64 = g.astype(np.complex128 if g.dtype.kind == "c" else np.float64)
+    e64 = e.astype(np.complex128 if e.dtype.kind == "c" else np.float64)
+    with np.errstate(invalid="ignore", over="ignore"):
+        both_nan = np.isnan(g64) & np.isnan(e64)
+        same_inf = np.isinf(e64) & (g64 == e64)
+        err = np.abs(g64 - e64)
+        ok = (err <= atol + rtol * np.abs(e64)) | both_nan | same_inf
+    if ok.all():
+        return None
+    bad = ~ok
+    idx = tuple(int(i) for i in np.argwhere(bad)[0])
+    finite = np.isfinite(err) & bad
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rel = np.where(finite, err / np.maximum(np.abs(e64), 1e-300), 0.0)
+    worst = float(err[finite].max()) if finite.any() else float("nan")
+    worst_rel = float(rel[finite].max()) if finite.any() else float("nan")
+    n = int(bad.sum())
+    if np.isnan(g64[idx]):
+        what = "NaN where a number was expected"
+    elif np.isinf(g64[idx]) and not np.isinf(e64[idx]):
+        what = "an infinity where a finite number was expected"
+    else:
+        what = f"max abs error {worst:.3g}, max rel error {worst_rel:.3g}"
+    detail = "" if HIDDEN.get() else f"; there expected {e[idx]!r}, got {g[idx]!r}"
+    return (f"{n} of {e.size} entries off (rtol {rtol:g}, atol {atol:g}): {what}; "
+            f"first at index {_fmt_index(idx)}{detail}")
+
+
+def fail(message: str) -> None:
+    raise AssertionError(message)
+
+
+def expect_array(got: Any, expected: Any, *, dtype: str | None = None,
+                 rtol: float | None = None, atol: float | None = None, what: str = "result") -> None:
+    """``got`` must be an ndarray of ``expected``'s shape (and ``dtype``), close in value.
+
+    ``expected`` is usually a float64 reference; ``dtype`` is the dtype the result must have
+    (defaults to ``expected``'s), and sets the tolerance unless ``rtol``/``atol`` are given.
+    """
+    e = np.asarray(expected)
+    want_dtype = str(dtype or e.dtype)
+    if not isinstance(got, np.ndarray):
+        fail(f"{what}: expected ndarray {tuple(e.shape)} {want_dtype}, got {describe(got)}")
+    if got.shape != e.shape or str(got.dtype) != want_dtype:
+        fail(f"{what}: expected {tuple(e.shape)} {want_dtype}, got {tuple(got.shape)} {got.dtype}")
+    d_rtol, d_atol = tolerance(want_dtype)
+    problem = compare(got, e, d_rtol if rtol is None else rtol, d_atol if atol is None else atol)
+    if problem:
+        fail(f"{what}: {problem}")
+
+
+def expect_tensor(got: Any, expected: Any, *, dtype: str, device: str = "cpu",
+                  rtol: float | None = None, atol: float | None = None, what: str = "result") -> None:
+    """``got`` must be a tensor of ``expected``'s shape, ``dtype`` and ``device``, close in value."""
+    e = np.asarray(expected)
+    if not isinstance(got, codec.TensorData):
+        fail(f"{what}: expected tensor {tuple(e.shape)} {dtype} on {device}, got {describe(got)}")
+    if got.shape != tuple(e.shape) or got.dtype != dtype or got.device != device:
+        fail(f"{what}: expected tensor {tuple(e.shape)} {dtype} on {device}, got {got.describe()}")
+    if got.values is None:
+        return  # meta: shape, dtype and device are all there is
+    d_rtol, d_atol = tolerance(dtype)
+    problem = compare(got.values, e, d_rtol if rtol is None else rtol,
+                      d_atol if atol is None else atol)
+    if problem:
+        fail(f"{what}: {problem}")
+
+
+def expect_float(got: Any, expected: float, *, rtol: float = 1e-7, atol: float = 1e-7,
+                 what: str = "result") -> None:
+    """A Python float (ints and NumPy scalars arrive as Python scalars) close to ``expected``."""
+    if type(got) is int:
+        got = float(got)
+    if type(got) is not float:
+        fail(f"{what}: expected a float, got {describe(got)}")
+    problem = compare(np.array(got), np.array(float(expected)), rtol, atol)
+    if problem:
+        detail = "" if HIDDEN.get() else f": expected {expected!r}, got {got!r}"
+        fail(f"{what}: off by {abs(got - expected):.3g}{detail}")
+
+
+def expect_equal(got: Any, expected: Any, *, what: str = "result") -> None:
+    """Exact equality of plain data (ints, bools, strings, nested lists), type included."""
+    if type(got) is not type(expected) or got != expected:
+        detail = "" if HIDDEN.get() else f": expected {expected!r}, got {got!r}"
+        if type(got) is not type(expected):
+            fail(f"{what}: expected a {type(expected).__name__}, got {describe(got)}{detail}")
+        fail(f"{what}: wrong value{detail}")
+
+
+def expect_raises(exc_name: str, fn: Callable[..., Any], *args: Any, what: str = "",
+                  **kwargs: Any) -> StudentException:
+    """Calling ``fn`` must raise ``exc_name`` (matched against the remote exception's MRO)."""
+    label = what or "this input"
+    try:
+        out = fn(*args, **kwargs)
+    except StudentException as exc:
+        if exc.remote.is_a(exc_name):
+            return exc
+        fail(f"expected {exc_name} for {label}, but it raised {exc.remote.name}: "
+             f"{exc.remote.message}")
+    fail(f"expected {exc_name} for {label}, but it returned {describe(out)}")
+    raise AssertionError("unreachable")
+
+
+def expect_message_names(exc: StudentException, *needles: str) -> None:
+    """The error message should name what was wrong (a shape, a value)."""
+    msg = exc.remote.message
+    if not msg.strip():
+        fail("the ValueError has an empty message; say which shapes or values were wrong")
+    missing = [n for n in needles if n not in msg]
+    if missing:
+        fail(f"the ValueError message should name {', '.join(missing)}; it says: {msg!r}")

@@ -1,0 +1,284 @@
+"""The plain-data wire format between the trusted grader and a worker (DESIGN.md, contract 2).
+
+A frame is ``u64 length`` + ``u32 json length`` + JSON + the raw ``.npy`` blobs it refers to.
+Only ``None``, ``bool``, ``int``, ``float``, ``complex``, ``str``, lists, ``str``-keyed dicts and
+numeric arrays (``np.load(..., allow_pickle=False)``) are ever rebuilt from a frame: nothing is
+unpickled or evaluated, so an object with a forged ``__eq__`` or an ndarray subclass cannot reach
+the verdict.
+
+Tagged dicts (``{"__nd__": i}``, ``{"__tensor__": …}``, ``{"__dict__": …}``, …) carry the
+non-JSON types; a plain dict always travels wrapped in ``__dict__`` so it can't pose as a tag.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import struct
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+#: The largest result a worker may send back (INTERFACE.md): larger fails the test.
+MAX_FRAME = 64 * 2**20
+_ALLOWED_KINDS = "biufc"
+
+
+class DecodeError(ValueError):
+    """A frame that is not in the wire format (or too large)."""
+
+
+@dataclass
+class TensorData:
+    """A torch tensor as it crossed the process boundary: values plus a tag.
+
+    ``values`` is an ndarray (bfloat16 travels as float32; ``None`` for the ``meta`` device).
+    """
+
+    values: np.ndarray | None
+    dtype: str  # "float32", "bfloat16", "bool", ...
+    device: str  # "cpu", "cuda:0", "meta"
+    shape: tuple[int, ...]
+    requires_grad: bool = False
+
+    def describe(self) -> str:
+        return f"tensor {self.shape} {self.dtype} on {self.device}"
+
+
+@dataclass
+class Handle:
+    """An object that stays in the worker (a torch module, say), referred to by number."""
+
+    id: int
+    type: str
+
+
+@dataclass
+class Unsupported:
+    """A value of a type that may not cross; the test that got it fails, naming the type."""
+
+    type: str
+
+
+@dataclass
+class RemoteException:
+    """An exception raised by student code: the qualified names of its MRO and its message."""
+
+    classes: list[str]  # qualified names of the MRO (a field named mro would clash with type.mro)
+    message: str
+    traceback: str = ""
+
+    @property
+    def name(self) -> str:
+        return self.classes[0] if self.classes else "Exception"
+
+    def is_a(self, name: str) -> bool:
+        return any(m == name or m.endswith("." + name) for m in self.classes)
+
+
+@dataclass
+class Spec:
+    """Trusted-side description of a tensor for the worker to build (see ``tensor_spec``)."""
+
+    values: np.ndarray | None
+    dtype: str
+    device: str
+    shape: tuple[int, ...]
+    requires_grad: bool = False
+    extra: dict = field(default_factory=dict)
+
+
+# ---------------------------------------------------------------------------- encoding
+
+
+def _npy_bytes(a: np.ndarray) -> bytes:
+    buf = io.BytesIO()
+    np.save(buf, a, allow_pickle=False)
+    return buf.getvalue()
+
+
+class _Encoder:
+    """Turns a value into JSON-able data plus blobs. ``torch`` is looked up lazily."""
+
+    def __init__(self, handles: Any = None) -> None:
+        self.blobs: list[bytes] = []
+        self.handles = handles  # callable(obj) -> Handle, for keep=True results
+
+    def blob(self, a: np.ndarray) -> int:
+        self.blobs.append(_npy_bytes(a))
+        return len(self.blobs) - 1
+
+    def enc(self, x: Any, depth: int = 0) -> Any:
+        if depth > 64:
+            return {"__unsupported__": "a structure nested more than 64 deep"}
+        t = type(x)
+        if x is None or t is bool or t is str:
+            return x
+        if t is int:
+            return x if abs(x) < 2**63 else {"__bigint__": str(x)}
+        if t is float:
+            return {"__float__": repr(x)} if x != x or x in (float("inf"), float("-inf")) else x
+        if t is complex:
+            return {"__complex__": [self.enc(x.real), self.enc(x.imag)]}
+        if t in (list, tuple):
+            return [self.enc(v, depth + 1) for v in x]
+        if t is dict:
+            if not all(type(k) is str for k in x):
+                return {"__unsupported__": "dict with non-str keys"}
+            return {"__dict__": {k: self.enc(v, depth + 1) for k, v in x.items()}}
+        if isinstance(x, np.generic) and x.dtype.kind in _ALLOWED_KINDS:
+            return self.enc(x.item(), depth + 1)
+        if isinstance(x, np.ndarray):
+            if x.dtype.kind not in _ALLOWED_KINDS:
+                return {"__unsupported__": f"ndarray of dtype {x.dtype}"}
+            # np.array(..., subok=False) drops any subclass: only the numbers travel.
+            return {"__nd__": self.blob(np.array(x, subok=False, copy=True))}
+        if isinstance(x, Spec):
+            return self.spec(x)
+        if isinstance(x, Handle):
+            return {"__handle__": x.id}
+        if isinstance(x, RemoteException):
+            return {"__exc__": {"mro": list(x.classes), "message": x.message, "tb": x.traceback}}
+        torch = _torch()
+        if torch is not None and isinstance(x, torch.Tensor):
+            return self.tensor(x, torch)
+        if torch is not None and isinstance(x, (torch.dtype, torch.device)):
+            return str(x)
+        if self.handles is not None:
+            return self.handles(x)
+        return {"__unsupported__": f"{t.__module__}.{t.__qualname__}"}
+
+    def tensor(self, x: Any, torch: Any) -> dict:
+        t = torch.Tensor.detach(x)
+        dtype = str(t.dtype).removeprefix("torch.")
+        device = str(t.device)
+        tag = {"dtype": dtype, "device": device, "shape": list(t.shape),
+               "requires_grad": bool(x.requires_grad), "data": None}
+        if device != "meta":
+            t = torch.Tensor.cpu(t)
+            if t.dtype == torch.bfloat16:
+                t = t.float()
+            if t.is_sparse or t.is_quantized or t.layout != torch.strided:
+                t = t.to_dense()
+            tag["data"] = self.blob(np.array(t.numpy(force=True), subok=False, copy=True))
+        return {"__tensor__": tag}
+
+    def spec(self, s: Spec) -> dict:
+        return {"__spec__": {"dtype": s.dtype, "device": s.device, "shape": list(s.shape),
+                             "requires_grad": s.requires_grad,
+                             "data": None if s.values is None else self.blob(s.values)}}
+
+
+def encode(value: Any, handles: Any = None) -> bytes:
+    """Serialise ``value`` into one frame."""
+    e = _Encoder(handles)
+    doc = json.dumps({"v": e.enc(value), "blobs": [len(b) for b in e.blobs]},
+                     allow_nan=False, separators=(",", ":")).encode()
+    body = struct.pack("<I", len(doc)) + doc + b"".join(e.blobs)
+    return struct.pack("<Q", len(body)) + body
+
+
+# ---------------------------------------------------------------------------- decoding
+
+
+def decode(body: bytes, *, tensors: Any = None, handles: Any = None) -> Any:
+    """Rebuild a value from a frame body (the bytes after the u64 length).
+
+    Args:
+        tensors: in the worker, a function building a torch tensor from a ``__spec__``/``__tensor__``
+            tag; on the trusted side ``None`` (tensors become :class:`TensorData`).
+        handles: in the worker, a function resolving ``__handle__`` ids to objects.
+
+    Raises:
+        DecodeError: anything not in the format.
+    """
+    try:
+        (n,) = struct.unpack_from("<I", body, 0)
+        doc = json.loads(body[4 : 4 + n])
+        sizes = doc["blobs"]
+        arrays: list[np.ndarray] = []
+        off = 4 + n
+        for size in sizes:
+            if not isinstance(size, int) or size < 0 or off + size > len(body):
+                raise DecodeError("blob sizes do not match the frame")
+            arr = np.load(io.BytesIO(body[off : off + size]), allow_pickle=False)
+            if not isinstance(arr, np.ndarray) or arr.dtype.kind not in _ALLOWED_KINDS:
+                raise DecodeError(f"array of dtype {getattr(arr, 'dtype', '?')} may not cross")
+            arrays.append(arr)
+            off += size
+        return _Decoder(arrays, tensors, handles).dec(doc["v"])
+    except DecodeError:
+        raise
+    except Exception as exc:  # malformed JSON, npy, structure: all the same to the grader
+        raise DecodeError(f"malformed result frame ({type(exc).__name__}: {exc})") from None
+
+
+class _Decoder:
+    def __init__(self, arrays: list[np.ndarray], tensors: Any, handles: Any) -> None:
+        self.arrays, self.tensors, self.handles = arrays, tensors, handles
+
+    def arr(self, i: Any) -> np.ndarray:
+        if type(i) is not int or not 0 <= i < len(self.arrays):
+            raise DecodeError("bad array reference")
+        return self.arrays[i]
+
+    def dec(self, x: Any) -> Any:
+        if x is None or type(x) in (bool, int, float, str):
+            return x
+        if type(x) is list:
+            return [self.dec(v) for v in x]
+        if type(x) is not dict or len(x) != 1:
+            raise DecodeError("untagged object in frame")
+        (tag, v), = x.items()
+        if tag == "__dict__":
+            return {str(k): self.dec(val) for k, val in v.items()}
+        if tag == "__nd__":
+            return self.arr(v)
+        if tag == "__float__":
+            if v not in ("nan", "inf", "-inf"):
+                raise DecodeError("bad float tag")
+            return float(v)
+        if tag == "__bigint__":
+            return int(str(v))
+        if tag == "__complex__":
+            return complex(float(self.dec(v[0])), float(self.dec(v[1])))
+        if tag in ("__tensor__", "__spec__"):
+            data = None if v.get("data") is None else self.arr(v["data"])
+            if self.tensors is not None:
+                return self.tensors(data, v)
+            return TensorData(values=data, dtype=str(v["dtype"]), device=str(v["device"]),
+                              shape=tuple(int(s) for s in v["shape"]),
+                              requires_grad=bool(v["requires_grad"]))
+        if tag == "__handle__":
+            if self.handles is not None:
+                return self.handles(v)
+            if type(v) is not dict:
+                raise DecodeError("bad handle")
+            return Handle(id=int(v["id"]), type=str(v["type"]))
+        if tag == "__unsupported__":
+            return Unsupported(type=str(v))
+        if tag == "__exc__":
+            return RemoteException(classes=[str(m) for m in v["mro"]][:32],
+                                   message=str(v["message"])[:4000],
+                                   traceback=str(v.get("tb", ""))[:4000])
+        raise DecodeError(f"unknown tag {tag!r}")
+
+
+def _torch() -> Any:
+    import sys
+
+    return sys.modules.get("torch")
+
+
+def tensor_spec(values: Any, dtype: str = "float32", device: str = "cpu",
+                requires_grad: bool = False) -> Spec:
+    """Describe a tensor for the worker to build from trusted values.
+
+    ``values`` may be None (meta device: only the shape matters, pass ``shape`` via an empty
+    array of that shape).
+    """
+    arr = np.asarray(values)
+    data = None if device == "meta" else arr
+    return Spec(values=data, dtype=dtype, device=device, shape=tuple(arr.shape),
+                requires_grad=requires_grad)

@@ -1,0 +1,56 @@
+"""Everything `course` prints: tables, progress bars and failure reports (rich)."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from autograder import catalogue
+from autograder.runner import TestResult
+
+console = Console(highlight=False)
+
+
+def grade_table(summaries: list) -> Table:
+    t = Table(title="Grades", show_lines=False)
+    t.add_column("id")
+    for top in catalogue.topics():
+        t.add_column(f"ex{top.number:02d}\n/{top.points}", justify="right")
+    t.add_column("total\n/100", justify="right")
+    t.add_column("status")
+    for s in summaries:
+        colour = {"ok": "green", "partial": "yellow", "error": "red"}.get(s.status, "")
+        t.add_row(s.id, *(f"{s.topics[m]:.2f}" for m in catalogue.topic_modules()),
+                  f"{s.total:.2f}", f"[{colour}]{s.status}[/]")
+    return t
+
+
+def grade_progress() -> Progress:
+    return Progress(TextColumn("grading"), BarColumn(), MofNCompleteColumn(),
+                    TimeElapsedColumn(), TextColumn("{task.fields[last]}"), console=console,
+                    transient=False)
+
+
+def check_report(results: list[TestResult], topics: list[catalogue.Topic]) -> None:
+    t = Table(title="course check (public tests)")
+    t.add_column("topic")
+    t.add_column("passed", justify="right")
+    t.add_column("")
+    for top in topics:
+        rs = [r for r in results if r.spec.topic == top.module]
+        ok = sum(r.passed for r in rs)
+        mark = "[green]✓[/]" if rs and ok == len(rs) else "[red]✗[/]" if rs else "-"
+        t.add_row(f"{top.module}", f"{ok}/{len(rs)}", mark)
+    console.print(t)
+    failed = [r for r in results if not r.passed]
+    for r in failed[:40]:
+        ex = catalogue.get_topic(r.spec.topic).exercise(r.spec.exercise)
+        console.print(f"\n[bold red]✗ {r.spec.name}[/]")
+        console.print(f"  {r.message}")
+        console.print(f"  [cyan]Hint:[/] {ex.hints[0]}")
+        console.print(f"  [cyan]Lesson:[/] {ex.lesson_link}")
+    if len(failed) > 40:
+        console.print(f"\n… and {len(failed) - 40} more failures")
+    if results and not failed:
+        console.print("\n[bold green]All public tests pass.[/] Hidden tests run when you are graded.")

@@ -1,0 +1,194 @@
+"""What `course grade` writes: results/<id>.json (Gradescope's schema), feedback/<id>.md and
+grades.csv (INTERFACE.md, outputs). Every file is written atomically (temp file + rename), so an
+interrupted batch never leaves a half-written one.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import os
+import platform
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from autograder import __version__, catalogue
+from autograder.runner import TestResult
+
+CSV_HEADER = ["id", *catalogue.topic_modules(), "total", "max", "status"]
+
+
+@dataclass
+class Graded:
+    """One submission's outcome, as the batch needs it."""
+
+    id: str
+    sha256: str
+    status: str  # ok | partial | error
+    results: list[TestResult] = field(default_factory=list)
+    topic_notes: dict[str, str] = field(default_factory=dict)  # topic -> why it did not run
+    error: str | None = None
+    output: str = ""
+    seconds: float = 0.0
+    student_seconds: float = 0.0
+
+
+def write_atomic(path: Path, data: str | bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data.encode("utf-8") if isinstance(data, str) else data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def grader_version() -> str:
+    """The package version plus a digest of everything that decides a grade."""
+    root = Path(__file__).resolve().parent
+    h = hashlib.sha256()
+    files = [root / "catalogue.toml", *sorted((root / "suites").rglob("*.py")),
+             *sorted((root.parent / "solutions").glob("*.py"))]
+    for f in files:
+        if f.is_file():
+            h.update(f.name.encode() + f.read_bytes())
+    return f"{__version__}+{h.hexdigest()[:12]}"
+
+
+def _versions() -> dict[str, str]:
+    import numpy
+
+    try:
+        import torch
+
+        tv = torch.__version__
+    except ImportError:
+        tv = "absent"
+    return {"python": platform.python_version(), "numpy": numpy.__version__, "torch": tv}
+
+
+def topic_scores(g: Graded) -> dict[str, float]:
+    scores = {m: 0.0 for m in catalogue.topic_modules()}
+    for r in g.results:
+        scores[r.spec.topic] += r.score
+    return scores
+
+
+def max_score(g: Graded) -> float:
+    return sum(r.spec.points for r in g.results)
+
+
+def _test_output(r: TestResult) -> str:
+    if r.passed:
+        return ""
+    ex = catalogue.get_topic(r.spec.topic).exercise(r.spec.exercise)
+    return f"{r.message}\nHint: {ex.hints[0]}\nLesson: {ex.lesson_link}"
+
+
+def results_json(g: Graded, visibility_hidden: str = "after_published") -> str:
+    scores = topic_scores(g)
+    total = sum(scores.values())
+    summary = [f"Status: {g.status}. Score {total:.2f} / {max_score(g):.2f}."]
+    if g.error:
+        summary.append(f"Nothing could be graded: {g.error}")
+    for topic, why in sorted(g.topic_notes.items()):
+        summary.append(f"{topic}: {why}")
+    if g.output.strip():
+        summary.append("Output of your code (first part):\n" + g.output[:8000])
+    doc = {
+        "score": round(total, 2),
+        "max_score": round(max_score(g), 2),
+        "execution_time": round(g.seconds, 3),
+        "output": "\n".join(summary),
+        "tests": [
+            {
+                "name": r.spec.name,
+                "score": round(r.score, 4),
+                "max_score": round(r.spec.points, 4),
+                "status": "passed" if r.passed else "failed",
+                "output": _test_output(r),
+                "visibility": "visible" if r.spec.visibility == "public" else visibility_hidden,
+            }
+            for r in g.results
+        ],
+        "extra_data": {
+            "id": g.id,
+            "status": g.status,
+            "topics": {k: round(v, 2) for k, v in scores.items()},
+            "submission_sha256": g.sha256,
+            "grader_version": grader_version(),
+            **_versions(),
+        },
+    }
+    return json.dumps(doc, indent=2, ensure_ascii=False, sort_keys=False) + "\n"
+
+
+def feedback_md(g: Graded) -> str:
+    scores = topic_scores(g)
+    lines = [f"# Feedback for {g.id}", "",
+             f"Total: **{sum(scores.values()):.2f} / {max_score(g):.2f}** (status: {g.status})", ""]
+    if g.error:
+        lines += [f"Nothing could be graded: {g.error}", ""]
+    for t in catalogue.topics():
+        rs = [r for r in g.results if r.spec.topic == t.module]
+        got = sum(r.score for r in rs)
+        lines += [f"## {t.module} — {t.title}: {got:.2f} / {t.points}", ""]
+        if t.module in g.topic_notes:
+            lines += [f"> {g.topic_notes[t.module]}", ""]
+        failed = [r for r in rs if not r.passed]
+        if not rs:
+            continue
+        if not failed:
+            lines += ["All tests passed.", ""]
+            continue
+        lines.append(f"{len(rs) - len(failed)} of {len(rs)} tests passed. Failed:")
+        lines.append("")
+        shown = 0
+        for r in failed:
+            if shown >= 25:
+                lines.append(f"- … and {len(failed) - shown} more")
+                break
+            ex = t.exercise(r.spec.exercise)
+            lines.append(f"- **{r.spec.name}** ({r.spec.visibility})  ")
+            lines.append(f"  Why: {r.message}  ")
+            lines.append(f"  Hint: {ex.hints[0]}  ")
+            lines.append(f"  Lesson: {ex.lesson_link}")
+            shown += 1
+        lines.append("")
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def write_submission(out: Path, g: Graded, visibility_hidden: str = "after_published") -> None:
+    # Feedback first, results last: a results file means the submission is completely done.
+    write_atomic(out / "feedback" / f"{g.id}.md", feedback_md(g))
+    write_atomic(out / "results" / f"{g.id}.json", results_json(g, visibility_hidden))
+
+
+def read_result(out: Path, sid: str) -> dict | None:
+    p = out / "results" / f"{sid}.json"
+    try:
+        return json.loads(p.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def write_grades_csv(out: Path, ids: list[str]) -> None:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(CSV_HEADER)
+    for sid in sorted(ids):
+        doc = read_result(out, sid)
+        if doc is None:
+            continue
+        extra = doc["extra_data"]
+        w.writerow([sid, *(f"{extra['topics'][m]:.2f}" for m in catalogue.topic_modules()),
+                    f"{doc['score']:.2f}", f"{doc['max_score']:.2f}", extra["status"]])
+    write_atomic(out / "grades.csv", buf.getvalue())

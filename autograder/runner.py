@@ -1,0 +1,167 @@
+"""Collect a topic's graded tests and run them against one submission session.
+
+Tests come from ``autograder.suites.public.<topic>`` and ``autograder.suites.hidden.<topic>``
+(the hidden package is absent from a student release). Points follow the catalogue: each
+exercise's points are shared equally among its tests, public and hidden together; ``gpu`` tests
+carry none.
+"""
+
+from __future__ import annotations
+
+import importlib
+import time
+import traceback
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any, Callable
+
+from autograder import catalogue
+
+try:
+    BaseExceptionGroup
+except NameError:  # pragma: no cover - Python 3.10 (hypothesis brings the backport)
+    from exceptiongroup import BaseExceptionGroup
+from autograder.sandbox import ImportFailed, Session, SubmissionFault
+from autograder.suite import HIDDEN, SubmissionModule, TestMeta
+
+
+@dataclass(frozen=True)
+class TestSpec:
+    name: str
+    topic: str
+    exercise: str
+    description: str
+    visibility: str  # "public" | "hidden"
+    points: float
+    advisory: bool
+    gpu: bool
+    fn: Callable[..., Any] = field(compare=False, repr=False)
+
+
+@dataclass
+class TestResult:
+    spec: TestSpec
+    passed: bool
+    message: str = ""
+    seconds: float = 0.0
+
+    @property
+    def score(self) -> float:
+        return self.spec.points if self.passed else 0.0
+
+
+def _suite_module(kind: str, topic: str) -> ModuleType | None:
+    try:
+        return importlib.import_module(f"autograder.suites.{kind}.{topic}")
+    except ModuleNotFoundError as exc:
+        if exc.name and exc.name.startswith("autograder.suites"):
+            return None  # a release without hidden suites, or a topic with no suite yet
+        raise
+
+
+def hidden_available() -> bool:
+    try:
+        importlib.import_module("autograder.suites.hidden")
+        return True
+    except ModuleNotFoundError:
+        return False
+
+
+def cuda_available() -> bool:
+    try:
+        import torch
+
+        return bool(torch.cuda.is_available())
+    except ImportError:
+        return False
+
+
+def collect(topic: str, *, hidden: bool = True) -> list[TestSpec]:
+    """The graded tests of ``topic`` in a stable order (catalogue exercise order, public first).
+
+    Raises:
+        ValueError: a test names an exercise the catalogue does not know.
+    """
+    top = catalogue.get_topic(topic)
+    found: list[tuple[str, TestMeta, Callable]] = []
+    for kind in ("public", "hidden") if hidden else ("public",):
+        mod = _suite_module(kind, top.module)
+        if mod is None:
+            continue
+        for fn in vars(mod).values():
+            meta = getattr(fn, "__graded__", None)
+            if isinstance(meta, TestMeta) and getattr(fn, "__name__", "").startswith("test"):
+                found.append((kind, meta, fn))
+    names = {e.name for e in top.exercises}
+    counts: dict[str, int] = {}
+    for _, meta, _ in found:
+        if meta.exercise not in names:
+            raise ValueError(f"{top.module}: a test names unknown exercise {meta.exercise!r}")
+        if not meta.gpu:
+            counts[meta.exercise] = counts.get(meta.exercise, 0) + 1
+    # When only the public half is collected (a release), points still follow the full suite.
+    order = {e.name: i for i, e in enumerate(top.exercises)}
+    specs = []
+    for kind, meta, fn in found:
+        ex = top.exercise(meta.exercise)
+        points = 0.0 if meta.gpu else ex.points / counts[meta.exercise]
+        specs.append(TestSpec(
+            name=f"{top.module}.{meta.exercise}: {meta.description}", topic=top.module,
+            exercise=meta.exercise, description=meta.description, visibility=kind,
+            points=points, advisory=meta.advisory, gpu=meta.gpu, fn=fn))
+    specs.sort(key=lambda s: (order[s.exercise], s.visibility != "public"))
+    return specs
+
+
+def reference(topic: str) -> ModuleType:
+    """The trusted reference implementation of a topic (only in the grading process)."""
+    return importlib.import_module(f"solutions.{topic}")
+
+
+def _message(exc: BaseException) -> str:
+    # Hypothesis may group several failures; the first is enough for a student.
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    if isinstance(exc, (AssertionError, SubmissionFault)):
+        return str(exc) or type(exc).__name__
+    return f"could not check the result ({type(exc).__name__}: {exc})"
+
+
+def run_test(session: Session, spec: TestSpec, ref: ModuleType | None) -> TestResult:
+    t0 = time.monotonic()
+    if spec.gpu and not cuda_available():
+        return TestResult(spec, False, "skipped: no CUDA device on the grading machine", 0.0)
+    token = HIDDEN.set(spec.visibility == "hidden")
+    try:
+        spec.fn(SubmissionModule(session, spec.topic), ref)
+        return TestResult(spec, True, "", time.monotonic() - t0)
+    except BaseException as exc:  # noqa: BLE001 - any failure is the test's verdict
+        if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+            raise
+        if not isinstance(exc, (AssertionError, SubmissionFault, BaseExceptionGroup)):
+            # Not the student's fault as far as we can tell: keep the trace for instructors.
+            traceback.print_exc()
+        return TestResult(spec, False, _message(exc), time.monotonic() - t0)
+    finally:
+        HIDDEN.reset(token)
+
+
+def run_topic(session: Session | None, topic: str, specs: list[TestSpec],
+              missing: str | None = None) -> tuple[list[TestResult], str | None]:
+    """Run one topic's tests. Returns results and, if the topic could not run, why.
+
+    ``missing`` (the submission has no usable file for the topic) fails every test with it.
+    """
+    if missing is not None or session is None:
+        why = missing or f"{topic}.py not found in the submission"
+        return [TestResult(s, False, why) for s in specs], why
+    try:
+        session.load(topic)
+    except ImportFailed as exc:
+        return [TestResult(s, False, str(exc)) for s in specs], str(exc)
+    ref = reference(topic) if specs else None
+    results = [run_test(session, s, ref) for s in specs]
+    why = None
+    if any(k.startswith(f"{topic}.") for k in session.timed_out):
+        why = "timed out"
+    return results, why

@@ -1,0 +1,315 @@
+"""Trusted side of the sandbox: worker slots, one worker per submission, calls with limits.
+
+A :class:`Slot` owns a zygote (a pre-warmed process that forks workers) and, as root, its own
+unprivileged uid. A :class:`Session` is one submission on a slot: its files in a private temp
+dir, a worker forked on demand and re-forked after a crash or timeout, and every call bounded
+by the per-call and per-submission wall-clock limits. Results come back as plain data only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from autograder import codec, isolation
+from autograder.worker import Limits, read_frame
+
+__all__ = ["Limits", "Slot", "Session", "SubmissionFault", "StudentException", "CallTimeout",
+           "WorkerDied", "BudgetExhausted", "ImportFailed", "BadResult"]
+
+
+class SubmissionFault(Exception):
+    """The submission misbehaved; ``str(exc)`` is a message a student can act on."""
+
+
+class StudentException(SubmissionFault):
+    """Student code raised an exception (it arrives as MRO names and a message)."""
+
+    def __init__(self, remote: codec.RemoteException, where: str) -> None:
+        self.remote = remote
+        super().__init__(f"{where} raised {remote.name}: {remote.message}")
+
+
+class CallTimeout(SubmissionFault):
+    pass
+
+
+class WorkerDied(SubmissionFault):
+    pass
+
+
+class BudgetExhausted(SubmissionFault):
+    pass
+
+
+class ImportFailed(SubmissionFault):
+    pass
+
+
+class BadResult(SubmissionFault):
+    """A result that could not cross (too large, malformed)."""
+
+
+def _clean_env() -> dict[str, str]:
+    keep = ("PATH", "LANG", "LC_ALL", "HOME", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+    env = {k: os.environ[k] for k in keep if k in os.environ}
+    env.update(PYTHONPATH=isolation.repo_root(), PYTHONHASHSEED="0", OMP_NUM_THREADS="1",
+               MKL_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", PYTHONDONTWRITEBYTECODE="1")
+    return env
+
+
+class Slot:
+    """One worker slot: a zygote process, a private temp root and (as root) its own uid."""
+
+    def __init__(self, index: int = 0, limits: Limits | None = None,
+                 hide: list[str] | None = None) -> None:
+        self.index = index
+        self.limits = limits or Limits()
+        self.uid: int | None = None
+        self.gid: int | None = None
+        if isolation.is_root():
+            self.uid, self.gid = isolation.slot_user(index)
+        self.hide = isolation.secret_paths(hide)
+        self.tmp_root = tempfile.mkdtemp(prefix=f"course-slot{index}-")
+        os.chmod(self.tmp_root, 0o711)
+        self._proc: subprocess.Popen | None = None
+        self._ctl: socket.socket | None = None
+        self._ctl_file: Any = None
+
+    # -- zygote lifecycle
+    def _start(self) -> None:
+        parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._proc = subprocess.Popen(
+            [sys.executable, "-m", "autograder.zygote", str(child.fileno())],
+            pass_fds=[child.fileno()], cwd=self.tmp_root, env=_clean_env(),
+            stdin=subprocess.DEVNULL)
+        child.close()
+        self._ctl = parent
+        self._ctl_file = parent.makefile("rb")
+        parent.settimeout(120)
+        ready = self._ctl_file.readline()
+        if b"ready" not in ready:
+            raise RuntimeError(f"worker zygote of slot {self.index} failed to start")
+        parent.settimeout(30)
+
+    def _command(self, cmd: dict, fds: list[int] | None = None) -> dict:
+        if self._proc is None or self._proc.poll() is not None:
+            self._start()
+        data = json.dumps(cmd).encode()
+        if fds:
+            socket.send_fds(self._ctl, [data], fds)
+        else:
+            self._ctl.sendall(data)
+        line = self._ctl_file.readline()
+        if not line:
+            self._proc = None
+            raise RuntimeError("worker zygote died")
+        return json.loads(line)
+
+    def fork(self, workdir: str, sub_dir: str) -> tuple[int, socket.socket]:
+        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            reply = self._command({"op": "fork", "workdir": workdir, "sub_dir": sub_dir,
+                                   "limits": self.limits.to_json(), "uid": self.uid,
+                                   "gid": self.gid, "hide": self.hide}, [theirs.fileno()])
+        finally:
+            theirs.close()
+        return int(reply["pid"]), mine
+
+    def reap(self, pid: int, wait: float = 2.0) -> str:
+        return self._command({"op": "reap", "pid": pid, "wait": wait})["status"]
+
+    def killall(self) -> None:
+        if self.uid is not None:
+            self._command({"op": "killall", "uid": self.uid})
+
+    def new_workdir(self) -> tuple[str, str]:
+        """A fresh private dir for one submission: ``workdir`` (0700, the slot's) and its ``sub``."""
+        workdir = tempfile.mkdtemp(prefix="sub-", dir=self.tmp_root)
+        sub_dir = os.path.join(workdir, "sub")
+        os.mkdir(sub_dir)
+        return workdir, sub_dir
+
+    def hand_over(self, workdir: str) -> None:
+        """Give the files to the slot's uid, readable by it alone."""
+        if self.uid is None:
+            return
+        for root, dirs, files in os.walk(workdir):
+            for name in [*dirs, *files]:
+                os.lchown(os.path.join(root, name), self.uid, self.gid)
+        os.chown(workdir, self.uid, self.gid)
+        os.chmod(workdir, 0o700)
+
+    def close(self) -> None:
+        if self._proc is not None and self._proc.poll() is None:
+            try:
+                self._ctl.sendall(b'{"op": "exit"}')
+                self._proc.wait(5)
+            except Exception:
+                self._proc.kill()
+        self._proc = None
+        shutil.rmtree(self.tmp_root, ignore_errors=True)
+
+    def __enter__(self) -> Slot:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class Session:
+    """One submission graded on a slot: files in, calls out, worker restarted on demand."""
+
+    def __init__(self, slot: Slot, sources: dict[str, bytes]) -> None:
+        self.slot = slot
+        self.limits = slot.limits
+        self.workdir, self.sub_dir = slot.new_workdir()
+        for module, source in sources.items():
+            Path(self.sub_dir, f"{module}.py").write_bytes(source)
+        slot.hand_over(self.workdir)
+        self.pid: int | None = None
+        self.sock: socket.socket | None = None
+        self.loaded: set[str] = set()
+        self.failed_imports: dict[str, str] = {}
+        self.timed_out: dict[str, str] = {}
+        self.spent = 0.0
+        self.student_seconds = 0.0
+        self.restarts = 0
+        self.generation = 0  # bumped at each fork: objects held by an older worker are gone
+
+    # -- worker lifecycle
+    def _ensure_worker(self) -> None:
+        if self.sock is None:
+            self.pid, self.sock = self.slot.fork(self.workdir, self.sub_dir)
+            self.loaded = set()
+            self.generation += 1
+
+    def _kill(self) -> str:
+        status = "gone"
+        if self.pid is not None:
+            try:
+                os.killpg(self.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            status = self.slot.reap(self.pid)
+            self.slot.killall()
+        if self.sock is not None:
+            self.sock.close()
+        self.pid, self.sock = None, None
+        self.restarts += 1
+        return status
+
+    def close(self) -> str:
+        """Kill the worker and any stray process; return what it printed (capped)."""
+        if self.sock is not None:
+            self._kill()
+        self.slot.killall()
+        out = Path(self.workdir, "output.txt")
+        text = ""
+        if out.exists():
+            with open(out, "rb") as f:
+                raw = f.read(self.limits.output_bytes + 1)
+            text = raw[: self.limits.output_bytes].decode("utf-8", "replace")
+            if len(raw) > self.limits.output_bytes:
+                text += f"\n[output over {self.limits.output_bytes} bytes dropped]"
+        shutil.rmtree(self.workdir, ignore_errors=True)
+        return text
+
+    # -- requests
+    def _request(self, req: dict, where: str, timeout: float | None = None) -> Any:
+        if self.spent >= self.limits.submission_seconds:
+            raise BudgetExhausted(
+                f"{where}: not run, the submission used up its {self.limits.submission_seconds:g} s")
+        self._ensure_worker()
+        timeout = min(timeout or self.limits.call_seconds,
+                      self.limits.submission_seconds - self.spent)
+        t0 = time.monotonic()
+        try:
+            self.sock.sendall(codec.encode(req))
+            self.sock.settimeout(max(timeout, 0.01))
+            body = read_frame(self.sock, codec.MAX_FRAME + 1024)
+        except (TimeoutError, socket.timeout):
+            self._account(t0)
+            self._kill()
+            raise CallTimeout(f"{where} did not return within {timeout:g} s "
+                              "(an infinite loop, or far too slow)") from None
+        except (EOFError, ConnectionError, BrokenPipeError, OSError) as exc:
+            self._account(t0)
+            status = self._kill()
+            hint = " — sys.exit/os._exit or a crash in student code?" if "status" in status else ""
+            raise WorkerDied(f"the worker process died during {where} ({status}{hint})") from exc
+        except codec.DecodeError as exc:
+            self._account(t0)
+            self._kill()
+            raise BadResult(f"{where} returned something that cannot be graded: {exc}") from None
+        self._account(t0)
+        try:
+            reply = codec.decode(body)
+        except codec.DecodeError as exc:
+            self._kill()
+            raise BadResult(f"{where} returned something that cannot be graded: {exc}") from None
+        if not isinstance(reply, dict) or len(reply) != 1:
+            self._kill()
+            raise BadResult(f"{where}: malformed reply from the worker")
+        if "exc" in reply and isinstance(reply["exc"], codec.RemoteException):
+            raise StudentException(reply["exc"], where)
+        value = reply.get("ok")
+        if isinstance(value, dict) and set(value) == {"__too_large__"}:
+            raise BadResult(f"{where} returned a result over {codec.MAX_FRAME >> 20} MiB")
+        return value
+
+    def _account(self, t0: float) -> None:
+        dt = time.monotonic() - t0
+        self.spent += dt
+        self.student_seconds += dt
+
+    def load(self, module: str) -> None:
+        """Import a topic module in the worker; ``ImportFailed`` (cached) if it cannot."""
+        if module in self.failed_imports:
+            raise ImportFailed(self.failed_imports[module])
+        self._ensure_worker()
+        if module in self.loaded:
+            return
+        try:
+            self._request({"op": "load", "module": module}, f"importing {module}.py")
+        except StudentException as exc:
+            r = exc.remote
+            msg = f"{module}.py could not be imported: {r.name}: {r.message}"
+            self.failed_imports[module] = msg
+            raise ImportFailed(msg) from None
+        except SubmissionFault as exc:
+            self.failed_imports[module] = f"{module}.py could not be imported: {exc}"
+            raise ImportFailed(self.failed_imports[module]) from None
+        self.loaded.add(module)
+
+    def call(self, module: str, name: str, args: tuple = (), kwargs: dict | None = None,
+             *, keep: bool = False, op: str = "call", handle: Any = None,
+             timeout: float | None = None) -> Any:
+        """Call ``module.name(*args, **kwargs)`` in the worker (or a method/probe, by ``op``)."""
+        where = f"{module}.{name}" if op != "method" else f"{module}.{name} (method)"
+        key = f"{module}.{name}"
+        if key in self.timed_out:
+            raise CallTimeout(self.timed_out[key])
+        self.load(module)
+        req = {"op": op, "module": module, "name": name, "args": list(args),
+               "kwargs": dict(kwargs or {}), "keep": keep}
+        if handle is not None:
+            req["handle"] = handle
+        try:
+            return self._request(req, where, timeout)
+        except CallTimeout as exc:
+            self.timed_out[key] = f"{where}: not run again after an earlier call timed out ({exc})"
+            raise

@@ -1,0 +1,171 @@
+"""What a suite module sees: the ``graded`` decorator and the ``sub``/``ref`` objects.
+
+A suite module (``autograder/suites/public/ex01_vectors.py`` and its hidden twin) is an ordinary
+pytest module: ``TOPIC = "ex01_vectors"`` and functions ``test_…(sub, ref)`` decorated with
+:func:`graded`. ``sub`` proxies the submission's module through the sandbox (``sub.one_hot(…)``
+runs in the worker and returns plain data); ``ref`` is the reference solution, imported in the
+trusted process. `course grade`, `course check` and plain pytest all drive the same functions.
+"""
+
+from __future__ import annotations
+
+import contextvars
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from hypothesis import HealthCheck, Phase, settings
+
+from autograder import codec
+from autograder.sandbox import Session, SubmissionFault, WorkerDied
+
+# INTERFACE.md, determinism: derandomised, no database, no deadline, no blob. Shrinking is off:
+# hidden tests never show the input, so a minimal one buys nothing but worker calls.
+settings.register_profile(
+    "grading", derandomize=True, database=None, deadline=None, print_blob=False,
+    max_examples=25, phases=[Phase.explicit, Phase.generate],
+    suppress_health_check=list(HealthCheck))
+settings.load_profile("grading")
+
+#: True while a hidden test runs: messages then omit inputs and expected values.
+HIDDEN: contextvars.ContextVar[bool] = contextvars.ContextVar("HIDDEN", default=False)
+
+
+@dataclass(frozen=True)
+class TestMeta:
+    exercise: str
+    description: str
+    advisory: bool = False
+    gpu: bool = False
+
+
+def graded(exercise: str, description: str, *, advisory: bool = False,
+           gpu: bool = False) -> Callable:
+    """Mark a suite function as a graded test of ``exercise`` (a catalogue name).
+
+    Its name becomes ``<topic>.<exercise>: <description>``. ``advisory`` marks checks that watch
+    code run inside the worker (meta device, op counts): forgeable, so worth little (≤ 10 %).
+    ``gpu`` tests need CUDA, carry no points, and are skipped with a reason without it.
+    """
+    if ": " in exercise or not description:
+        raise ValueError("graded(exercise, description): exercise has no ': ', description given")
+
+    def deco(fn: Callable) -> Callable:
+        fn.__graded__ = TestMeta(exercise, description, advisory, gpu)
+        return fn
+
+    return deco
+
+
+class RemoteObject:
+    """An object living in the worker (a LoRALinear, an nn.Linear, …); methods run there."""
+
+    def __init__(self, session: Session, module: str, handle: codec.Handle, label: str) -> None:
+        self._session, self._module, self._handle, self._label = session, module, handle, label
+        self._generation = session.generation
+
+    @property
+    def type_name(self) -> str:
+        return self._handle.type
+
+    def _check_alive(self) -> None:
+        if self._session.generation != self._generation:
+            raise WorkerDied(f"{self._label} was lost when the worker restarted after a failure")
+
+    def call(self, method: str, *args: Any, keep: bool = False, **kwargs: Any) -> Any:
+        self._check_alive()
+        out = self._session.call(self._module, f"{self._label}.{method}",
+                                 _wire(args), _wire(kwargs), keep=keep, op="method",
+                                 handle={"id": self._handle.id})
+        return self._wrap(out, f"{self._label}.{method}()") if keep else out
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.call("__call__", *args, **kwargs)
+
+    def __getattr__(self, method: str) -> Callable[..., Any]:
+        if method.startswith("_"):
+            raise AttributeError(method)
+        return lambda *a, **k: self.call(method, *a, **k)
+
+    def probe(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        self._check_alive()
+        return self._session.call(self._module, name, (self._handle, *_wire(args)),
+                                  _wire(kwargs), op="probe")
+
+    def _wrap(self, out: Any, label: str) -> RemoteObject:
+        if not isinstance(out, codec.Handle):
+            raise SubmissionFault(f"{label}: expected an object, got {describe(out)}")
+        return RemoteObject(self._session, self._module, out, label)
+
+    def parameters(self) -> dict[str, codec.TensorData]:
+        """name -> TensorData of the object's ``named_parameters()``."""
+        return self.probe("named_parameters")
+
+    def attribute(self, name: str) -> Any:
+        return self.probe("attribute", name)
+
+
+def _wire(x: Any) -> Any:
+    """Trusted values on their way in: RemoteObjects travel as handles."""
+    if isinstance(x, RemoteObject):
+        x._check_alive()
+        return x._handle
+    if isinstance(x, (list, tuple)):
+        return type(x)(_wire(v) for v in x)
+    if isinstance(x, dict):
+        return {k: _wire(v) for k, v in x.items()}
+    return x
+
+
+class SubmissionModule:
+    """``sub`` in a test: the submission's topic module, called through the sandbox."""
+
+    def __init__(self, session: Session, topic: str) -> None:
+        self._session, self._topic = session, topic
+
+    def __getattr__(self, name: str) -> Callable[..., Any]:
+        if name.startswith("_"):
+            raise AttributeError(name)
+
+        def remote(*args: Any, **kwargs: Any) -> Any:
+            return self._session.call(self._topic, name, _wire(args), _wire(kwargs))
+
+        remote.__name__ = name
+        return remote
+
+    def new(self, cls: str, *args: Any, **kwargs: Any) -> RemoteObject:
+        """Instantiate the submission's class ``cls`` in the worker."""
+        out = self._session.call(self._topic, cls, _wire(args), _wire(kwargs), keep=True)
+        if not isinstance(out, codec.Handle):
+            raise SubmissionFault(f"{self._topic}.{cls}(...) did not give an object")
+        return RemoteObject(self._session, self._topic, out, cls)
+
+    def lib(self, qualname: str, *args: Any, **kwargs: Any) -> RemoteObject:
+        """Build a library object in the worker, e.g. ``sub.lib("torch.nn.Linear", 8, 4)``."""
+        out = self._session.call(self._topic, qualname, _wire(args), _wire(kwargs), keep=True,
+                                 op="lib")
+        return RemoteObject(self._session, self._topic, out, qualname.rsplit(".", 1)[-1])
+
+    def probe(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        """Run a trusted probe (see :mod:`autograder.probes`) in the worker. Advisory."""
+        return self._session.call(self._topic, name, _wire(args), _wire(kwargs), op="probe")
+
+
+def describe(x: Any) -> str:
+    """A short, value-free description of a returned value ('ndarray (3, 4) float32', …)."""
+    import numpy as np
+
+    if isinstance(x, np.ndarray):
+        return f"ndarray {tuple(x.shape)} {x.dtype}"
+    if isinstance(x, codec.TensorData):
+        return x.describe()
+    if isinstance(x, codec.Unsupported):
+        return f"an object of type {x.type} (not plain data)"
+    if isinstance(x, codec.Handle):
+        return f"an object of type {x.type}"
+    if isinstance(x, (list, tuple)):
+        return f"{type(x).__name__} of length {len(x)}"
+    return type(x).__name__ if x is not None else "None"
+
+
+__all__ = ["graded", "HIDDEN", "SubmissionModule", "RemoteObject", "describe", "TestMeta",
+           "SubmissionFault"]

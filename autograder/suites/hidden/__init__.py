@@ -1,0 +1,1 @@
+"""Hidden tests: graded, never shipped to students, never print their inputs."""

@@ -1,0 +1,1 @@
+"""Public tests: shown to students in full and run by `course check`."""

@@ -1,0 +1,245 @@
+"""The worker: the only place where student code runs (DESIGN.md, grading contract).
+
+This module is imported by the zygote before it forks; ``child_main`` runs in the forked child:
+it drops privileges and resources, then serves requests from the trusted grader over one Unix
+socket. Everything it sends back goes through :mod:`autograder.codec`, so the grader only ever
+sees plain data. Nothing in here decides a grade.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import resource
+import signal
+import socket
+import struct
+import sys
+import traceback
+from dataclasses import dataclass
+from typing import Any
+
+from autograder import codec, isolation, probes
+
+
+@dataclass
+class Limits:
+    """Resource limits of one worker (INTERFACE.md's defaults)."""
+
+    call_seconds: float = 10.0
+    submission_seconds: float = 120.0
+    address_space: int = 4 * 2**30
+    processes: int = 64
+    output_bytes: int = 2**20
+    open_files: int = 256
+
+    def to_json(self) -> dict:
+        return dict(self.__dict__)
+
+
+def read_frame(sock: socket.socket, limit: int) -> bytes:
+    """Read one frame body; ``EOFError`` on a closed socket, ``codec.DecodeError`` if too big."""
+    head = _read_exact(sock, 8)
+    (n,) = struct.unpack("<Q", head)
+    if n > limit:
+        raise codec.DecodeError(f"result of {n} bytes is over the {limit} byte limit")
+    return _read_exact(sock, n)
+
+
+def _read_exact(sock: socket.socket, n: int) -> bytes:
+    buf = bytearray()
+    while len(buf) < n:
+        chunk = sock.recv(min(n - len(buf), 1 << 20))
+        if not chunk:
+            raise EOFError("worker closed the connection")
+        buf += chunk
+    return bytes(buf)
+
+
+class Server:
+    """Serves requests inside the worker. Runs student code; holds its objects by handle."""
+
+    def __init__(self, sock: socket.socket, sub_dir: str) -> None:
+        self.sock = sock
+        self.sub_dir = sub_dir
+        self.objects: dict[int, Any] = {}
+
+    # -- values crossing in: tensors are rebuilt with torch, handles looked up
+    def _tensor(self, data: Any, tag: dict) -> Any:
+        import torch
+
+        dtype = getattr(torch, tag["dtype"])
+        if tag["device"] == "meta" or data is None:
+            t = torch.empty(tuple(tag["shape"]), dtype=dtype, device=tag["device"])
+        else:
+            t = torch.from_numpy(data.copy()).to(dtype=dtype, device=tag["device"])
+        return t.requires_grad_(bool(tag.get("requires_grad")))
+
+    def _lookup(self, hid: Any) -> Any:
+        return self.objects[int(hid["id"] if isinstance(hid, dict) else hid)]
+
+    def _keep(self, obj: Any) -> dict:
+        hid = len(self.objects) + 1
+        self.objects[hid] = obj
+        t = type(obj)
+        return {"__handle__": {"id": hid, "type": f"{t.__module__}.{t.__qualname__}"}}
+
+    def respond(self, value: Any, keep: bool = False) -> None:
+        if keep:
+            frame = _raw_frame({"ok": self._keep(value)})
+        else:
+            try:
+                frame = codec.encode({"ok": value})
+            except Exception as exc:  # a value the codec could not take apart
+                frame = codec.encode({"ok": codec.Unsupported(type=f"unencodable ({exc})")})
+            if len(frame) > codec.MAX_FRAME:
+                frame = codec.encode({"ok": {"__too_large__": len(frame)}})
+        self.sock.sendall(frame)
+
+    def serve(self) -> None:
+        while True:
+            try:
+                body = read_frame(self.sock, codec.MAX_FRAME)
+            except EOFError:
+                os._exit(0)
+            req = codec.decode(body, tensors=self._tensor, handles=self._lookup)
+            keep = bool(req.get("keep"))
+            try:
+                value = self.dispatch(req)
+            except BaseException as exc:  # noqa: BLE001 - sys.exit in student code is a result too
+                self.sock.sendall(codec.encode({"exc": _describe(exc)}))
+                continue
+            self.respond(value, keep=keep)
+
+    def dispatch(self, req: dict) -> Any:
+        op = req["op"]
+        args, kwargs = req.get("args", []), req.get("kwargs", {})
+        if op == "load":
+            return self.load(req["module"])
+        if op == "call":
+            fn = _resolve(importlib.import_module(req["module"]), req["name"])
+            return fn(*args, **kwargs)
+        if op == "method":
+            method = req["name"].rsplit(".", 1)[-1]
+            return getattr(self._lookup(req["handle"]), method)(*args, **kwargs)
+        if op == "lib":
+            # Trusted code asks for a library object (a torch.nn.Linear to wrap, say).
+            mod_name, _, attr = req["name"].rpartition(".")
+            return _resolve(importlib.import_module(mod_name), attr)(*args, **kwargs)
+        if op == "probe":
+            return getattr(probes, req["name"])(self, *args, **kwargs)
+        if op == "ping":
+            return "pong"
+        raise ValueError(f"unknown op {op!r}")
+
+    def load(self, module: str) -> list[str]:
+        mod = importlib.import_module(module)
+        return sorted(n for n in vars(mod) if not n.startswith("_"))
+
+
+def _raw_frame(payload: dict) -> bytes:
+    import json
+
+    doc = json.dumps({"v": payload, "blobs": []}).encode()
+    body = struct.pack("<I", len(doc)) + doc
+    return struct.pack("<Q", len(body)) + body
+
+
+def _resolve(obj: Any, dotted: str) -> Any:
+    for part in dotted.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def _describe(exc: BaseException) -> codec.RemoteException:
+    mro = []
+    for k in type(exc).__mro__:
+        mod = k.__module__
+        mro.append(k.__qualname__ if mod == "builtins" else f"{mod}.{k.__qualname__}")
+    try:
+        message = str(exc)
+    except Exception:  # a student exception whose __str__ raises
+        message = "<unprintable message>"
+    tb = traceback.extract_tb(exc.__traceback__)
+    # Only the student's own frames: the worker's internals are noise to them.
+    frames = [f for f in tb if "autograder" not in f.filename.replace("\\", "/").split("/")[-2:][0]]
+    text = "".join(traceback.format_list(frames[-5:]))
+    return codec.RemoteException(classes=mro, message=message[:2000], traceback=text[-3000:])
+
+
+def child_main(fd: int, cmd: dict) -> None:
+    """Entry point of a forked worker: isolate, limit, then serve forever."""
+    code = 70
+    try:
+        sock = socket.socket(fileno=fd)
+        os.setsid()  # own process group: the grader kills the whole group
+        workdir, sub_dir = cmd["workdir"], cmd["sub_dir"]
+        limits = Limits(**cmd["limits"])
+        out = os.open(os.path.join(workdir, "output.txt"),
+                      os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(devnull, 0)
+        os.dup2(out, 1)
+        os.dup2(out, 2)
+        keep = {0, 1, 2, sock.fileno()}
+        for n in range(3, 1024):
+            if n not in keep:
+                try:
+                    os.close(n)
+                except OSError:
+                    pass
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # output over the cap: writes fail, no kill
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGCHLD):
+            signal.signal(sig, signal.SIG_DFL)
+        isolation.enter(cmd)  # namespaces, hidden paths, own uid (as root); may be a no-op
+        os.chdir(sub_dir)
+        _set_limits(limits)
+        _prepare_interpreter(sub_dir)
+        Server(sock, sub_dir).serve()
+        code = 0
+    except BaseException:  # noqa: BLE001
+        traceback.print_exc()
+    os._exit(code)
+
+
+def _set_limits(limits: Limits) -> None:
+    def cap(which: int, value: int) -> None:
+        soft, hard = resource.getrlimit(which)
+        if hard != resource.RLIM_INFINITY:
+            value = min(value, hard)
+        try:
+            resource.setrlimit(which, (value, value))
+        except (ValueError, OSError):
+            pass
+
+    cap(resource.RLIMIT_AS, limits.address_space)
+    cpu = int(limits.submission_seconds) + 10
+    cap(resource.RLIMIT_CPU, cpu)
+    cap(resource.RLIMIT_FSIZE, limits.output_bytes + 4096)
+    cap(resource.RLIMIT_CORE, 0)
+    cap(resource.RLIMIT_NOFILE, limits.open_files)
+    cap(resource.RLIMIT_NPROC, isolation.nproc_cap(limits.processes))
+
+
+def _prepare_interpreter(sub_dir: str) -> None:
+    """The student's folder first on sys.path; the repository and its solutions nowhere."""
+    os.environ["OMP_NUM_THREADS"] = "1"
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        # DESIGN.md: a child forked after a multi-threaded torch op hangs unless it goes single-threaded.
+        torch.set_num_threads(1)
+    repo = isolation.repo_root()
+    secret = isolation.secret_paths()
+    sys.path[:] = [sub_dir] + [
+        p for p in sys.path
+        if p and p != "." and os.path.realpath(p) != repo and not _under(p, secret)
+    ]
+    for name in list(sys.modules):
+        if name.split(".")[0] in ("solutions", "tests") or name.startswith("autograder.suites"):
+            del sys.modules[name]
+    sys.dont_write_bytecode = True
+
+
+def _under(path: str, roots: list[str]) -> bool:
+    p = os.path.realpath(path)
+    return any(p == r or p.startswith(r.rstrip("/") + "/") for r in roots)

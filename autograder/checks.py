@@ -45,7 +45,7 @@ def compare(got: np.ndarray, expected: np.ndarray, rtol: float, atol: float) -> 
             return None
         idx = tuple(int(i) for i in np.argwhere(bad)[0])
         n = int(bad.sum())
-        detail = "" if HIDDEN.get() else f": expected {e[idx]}, got {g[idx]}"
+        detail = "" if HIDDEN.get() else f": expected {e[idx].item()!r}, got {g[idx].item()!r}"
         return f"{n} of {e.size} entries differ, first at index {_fmt_index(idx)}{detail}"
     g64 = g.astype(np.complex128 if g.dtype.kind == "c" else np.float64)
     e64 = e.astype(np.complex128 if e.dtype.kind == "c" else np.float64)
@@ -70,7 +70,7 @@ def compare(got: np.ndarray, expected: np.ndarray, rtol: float, atol: float) -> 
         what = "an infinity where a finite number was expected"
     else:
         what = f"max abs error {worst:.3g}, max rel error {worst_rel:.3g}"
-    detail = "" if HIDDEN.get() else f"; there expected {e[idx]!r}, got {g[idx]!r}"
+    detail = "" if HIDDEN.get() else f"; there expected {e[idx].item()!r}, got {g[idx].item()!r}"
     return (f"{n} of {e.size} entries off (rtol {rtol:g}, atol {atol:g}): {what}; "
             f"first at index {_fmt_index(idx)}{detail}")
 
@@ -146,8 +146,7 @@ def expect_raises(exc_name: str, fn: Callable[..., Any], *args: Any, what: str =
     except StudentException as exc:
         if exc.remote.is_a(exc_name):
             return exc
-        fail(f"expected {exc_name} for {label}, but it raised {exc.remote.name}: "
-             f"{exc.remote.message}")
+        fail(f"expected {exc_name} for {label}, but: {exc}")
     fail(f"expected {exc_name} for {label}, but it returned {describe(out)}")
     raise AssertionError("unreachable")
 

@@ -9,7 +9,9 @@ from rich.table import Table
 from autograder import catalogue
 from autograder.runner import TestResult
 
-console = Console(highlight=False)
+# Wide enough for the grade table even when output is piped (CI logs, `make demo | tee`).
+_probe = Console()
+console = Console(highlight=False, width=None if _probe.is_terminal else 120)
 
 
 def grade_table(summaries: list) -> Table:

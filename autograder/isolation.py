@@ -14,12 +14,13 @@ import ctypes.util
 import os
 import pwd
 import subprocess
+import tempfile
 from pathlib import Path
 
 CLONE_NEWNS = 0x00020000
 CLONE_NEWNET = 0x40000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
-MS_REC, MS_PRIVATE = 0x4000, 1 << 18
+MS_BIND, MS_REC, MS_PRIVATE = 0x1000, 0x4000, 1 << 18
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 
@@ -39,6 +40,28 @@ def secret_paths(extra: list[str] | None = None) -> list[str]:
 
 def is_root() -> bool:
     return os.geteuid() == 0
+
+
+LOCK_DIR = "/run/course-slots"
+
+
+def acquire_slot() -> tuple[int, int]:
+    """Claim a free slot number for this process's lifetime: (number, lock fd).
+
+    Concurrent graders (two `course grade` runs, parallel test workers) then never share a
+    slot uid, so one's clean-up (kill every process of the uid) cannot hit another's worker.
+    """
+    import fcntl
+
+    os.makedirs(LOCK_DIR, mode=0o700, exist_ok=True)
+    for n in range(256):
+        fd = os.open(os.path.join(LOCK_DIR, f"{n}.lock"), os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return n, fd
+        except OSError:
+            os.close(fd)
+    raise RuntimeError("no free worker slot (256 in use)")
 
 
 def slot_user(slot: int) -> tuple[int, int]:
@@ -72,19 +95,96 @@ def _hide(path: str) -> bool:
     return libc.mount(b"none", path.encode(), b"tmpfs", flags, b"size=4k,mode=000") == 0
 
 
+def needed_paths() -> list[str]:
+    """What the worker's interpreter must still reach after it drops to the slot uid."""
+    import sys
+    import sysconfig
+
+    paths = {sys.base_prefix, sys.prefix, sys.exec_prefix,
+             os.path.dirname(os.path.realpath(sys.executable))}
+    paths.update(p for p in sysconfig.get_paths().values())
+    paths.update(p for p in sys.path if p and os.path.isdir(p))
+    return sorted({os.path.realpath(p) for p in paths if os.path.exists(p)})
+
+
+def _blocking_ancestor(path: str) -> tuple[str, str] | None:
+    """The first ancestor of ``path`` that others cannot traverse, and its child on the way."""
+    parts = path.strip("/").split("/")
+    cur = "/"
+    for part in parts:
+        try:
+            if not os.stat(cur).st_mode & 0o001:
+                return cur, part
+        except OSError:
+            return None
+        cur = os.path.join(cur, part)
+    return None
+
+
+def _expose(paths: list[str], scratch: str) -> list[str]:
+    """In our private mount namespace, let other uids reach ``paths`` through closed parents.
+
+    A parent such as ``/root`` (0700) is covered with an empty 0755 tmpfs into which only the
+    needed children are bind-mounted back: the host's permissions are never changed, and the
+    rest of that parent stays invisible.
+    """
+    libc = _libc_handle()
+    exposed: list[str] = []
+    # Staging mounts live on a tmpfs inside the worker's own temp dir: nothing on the host.
+    os.makedirs(scratch, exist_ok=True)
+    if libc.mount(b"none", scratch.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, b"size=64k") != 0:
+        return exposed
+    for _ in range(8):  # nested closed parents are opened one level per round
+        blocked: dict[str, set[str]] = {}
+        for p in paths:
+            hit = _blocking_ancestor(p)
+            if hit:
+                blocked.setdefault(hit[0], set()).add(hit[1])
+        if not blocked:
+            break
+        for parent, children in sorted(blocked.items()):
+            stage = tempfile.mkdtemp(prefix="stage-", dir=scratch)
+            staged = []
+            for child in sorted(children):
+                src = os.path.join(parent, child)
+                dst = os.path.join(stage, child)
+                os.mkdir(dst) if os.path.isdir(src) else open(dst, "w").close()
+                if libc.mount(src.encode(), dst.encode(), None, MS_BIND | MS_REC, None) == 0:
+                    staged.append(child)
+            if libc.mount(b"none", parent.encode(), b"tmpfs", MS_NOSUID | MS_NODEV,
+                          b"size=64k,mode=755") != 0:
+                return exposed
+            for child in staged:
+                src, dst = os.path.join(stage, child), os.path.join(parent, child)
+                os.mkdir(dst) if os.path.isdir(src) else open(dst, "w").close()
+                libc.mount(src.encode(), dst.encode(), None, MS_BIND | MS_REC, None)
+            exposed.append(parent)
+    return exposed
+
+
+def reachable_by_others(paths: list[str]) -> bool:
+    return all(_blocking_ancestor(p) is None for p in paths)
+
+
 def enter(cmd: dict) -> dict:
     """Called in the forked worker before any student code runs. Returns what was applied."""
     applied = {"namespaces": False, "hidden": [], "uid": os.geteuid()}
     if not is_root():
         return applied
     libc = _libc_handle()
+    needed = needed_paths() + [cmd["workdir"]]
     if libc.unshare(CLONE_NEWNS | CLONE_NEWNET) == 0:
         applied["namespaces"] = True
         libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None)
+        applied["exposed"] = _expose(needed, os.path.join(cmd["workdir"], ".stage"))
         for p in cmd.get("hide", []):
             if _hide(p):
                 applied["hidden"].append(p)
     uid, gid = cmd.get("uid"), cmd.get("gid")
+    if uid is not None and not reachable_by_others(needed):
+        # No namespace to open the interpreter's closed parents in (some containers): the
+        # slot uid could not even import the standard library, so stay root, rlimited.
+        uid = None
     if uid is not None:
         os.setgroups([])
         os.setgid(gid)

@@ -71,3 +71,80 @@ def backward_grads(server: Any, mod: Any, x: Any) -> dict:
     out = mod(x)
     out.sum().backward()
     return {name: p.grad is not None for name, p in mod.named_parameters()}
+
+
+def _fields(x: Any, depth: int = 0) -> Any:
+    # A NamedTuple becomes {"type": class name, "fields": {field: value}}; other tuples lists.
+    if depth > 16:
+        return x
+    if isinstance(x, tuple) and isinstance(getattr(type(x), "_fields", None), tuple):
+        return {"type": type(x).__name__,
+                "fields": {str(f): _fields(getattr(x, f), depth + 1) for f in type(x)._fields}}
+    if isinstance(x, (list, tuple)):
+        return [_fields(v, depth + 1) for v in x]
+    return x
+
+
+def with_fields(server: Any, module: str, name: str, *args: Any, **kwargs: Any) -> Any:
+    """Run ``module.name(*args)``; NamedTuples in its result come back with their field names.
+
+    The codec sends tuples as lists and refuses tuple subclasses; this reads a result such as
+    ``list[Matmul]`` back as plain data, judged on the trusted side like any returned value.
+    """
+    return _fields(getattr(importlib.import_module(module), name)(*args, **kwargs))
+
+
+def same_object(server: Any, a: Any, b: Any) -> bool:
+    """Whether two handles refer to one object (``merged()`` must build a new layer)."""
+    return a is b
+
+
+#: Library routines that compute an SVD or an eigendecomposition (power_iteration must not).
+DECOMPOSITIONS = (
+    "numpy.linalg.svd", "numpy.linalg.eig", "numpy.linalg.eigh", "numpy.linalg.eigvals",
+    "numpy.linalg.eigvalsh",
+    "torch.linalg.svd", "torch.linalg.svdvals", "torch.linalg.eig", "torch.linalg.eigh",
+    "torch.linalg.eigvals", "torch.linalg.eigvalsh", "torch.svd", "torch.svd_lowrank",
+    "torch.pca_lowrank", "scipy.linalg.svd", "scipy.linalg.svdvals", "scipy.linalg.eig",
+    "scipy.linalg.eigh", "scipy.linalg.eigvals", "scipy.linalg.eigvalsh",
+    "scipy.sparse.linalg.svds", "scipy.sparse.linalg.eigs", "scipy.sparse.linalg.eigsh",
+)
+
+
+def library_calls(server: Any, module: str, name: str, watched: list, *args: Any,
+                  **kwargs: Any) -> dict:
+    """Run ``module.name(*args)`` recording calls of the ``watched`` library functions.
+
+    ``watched`` holds dotted names (``"numpy.linalg.svd"``); a module not imported yet is
+    skipped (nothing can call into it without importing it first, which this does not see: a
+    name bound at import time with ``from … import`` escapes too, hence advisory).
+    Returns ``{"result": …, "calls": [dotted names called, sorted]}``.
+    """
+    import sys
+
+    calls: set[str] = set()
+    patched: list[tuple[Any, str, Any]] = []
+
+    def recorder(dotted: str, orig: Any) -> Any:
+        def wrapper(*a: Any, **k: Any) -> Any:
+            calls.add(dotted)
+            return orig(*a, **k)
+        return wrapper
+
+    for dotted in watched:
+        mod_name, _, attr = str(dotted).rpartition(".")
+        owner = sys.modules.get(mod_name)
+        orig = getattr(owner, attr, None) if owner is not None else None
+        if orig is None:
+            continue
+        try:
+            setattr(owner, attr, recorder(dotted, orig))
+        except (AttributeError, TypeError):
+            continue
+        patched.append((owner, attr, orig))
+    try:
+        out = getattr(importlib.import_module(module), name)(*args, **kwargs)
+    finally:
+        for owner, attr, orig in reversed(patched):
+            setattr(owner, attr, orig)
+    return {"result": out, "calls": sorted(calls)}

@@ -36,7 +36,11 @@ class StudentException(SubmissionFault):
 
     def __init__(self, remote: codec.RemoteException, where: str) -> None:
         self.remote = remote
-        super().__init__(f"{where} raised {remote.name}: {remote.message}")
+        if remote.is_a("autograder.worker.MissingName"):
+            module, _, name = where.partition(".")
+            super().__init__(f"{name.split(' ')[0]} is not defined in your {module}.py")
+        else:
+            super().__init__(f"{where} raised {remote.name}: {remote.message}")
 
 
 class CallTimeout(SubmissionFault):
@@ -76,8 +80,12 @@ class Slot:
         self.limits = limits or Limits()
         self.uid: int | None = None
         self.gid: int | None = None
+        self._lock_fd: int | None = None
         if isolation.is_root():
-            self.uid, self.gid = isolation.slot_user(index)
+            # The uid comes from a claimed slot number, not ``index``: concurrent graders
+            # must never share one (see isolation.acquire_slot).
+            number, self._lock_fd = isolation.acquire_slot()
+            self.uid, self.gid = isolation.slot_user(number)
         self.hide = isolation.secret_paths(hide)
         self.tmp_root = tempfile.mkdtemp(prefix=f"course-slot{index}-")
         os.chmod(self.tmp_root, 0o711)
@@ -158,6 +166,9 @@ class Slot:
                 self._proc.kill()
         self._proc = None
         shutil.rmtree(self.tmp_root, ignore_errors=True)
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
 
     def __enter__(self) -> Slot:
         return self
@@ -290,6 +301,8 @@ class Session:
             msg = f"{module}.py could not be imported: {r.name}: {r.message}"
             self.failed_imports[module] = msg
             raise ImportFailed(msg) from None
+        except BudgetExhausted:
+            raise
         except SubmissionFault as exc:
             self.failed_imports[module] = f"{module}.py could not be imported: {exc}"
             raise ImportFailed(self.failed_imports[module]) from None

@@ -86,7 +86,7 @@ class Server:
 
     def respond(self, value: Any, keep: bool = False) -> None:
         if keep:
-            frame = _raw_frame({"ok": self._keep(value)})
+            frame = _raw_frame({"__dict__": {"ok": self._keep(value)}})  # a dict travels tagged
         else:
             try:
                 frame = codec.encode({"ok": value})
@@ -117,7 +117,8 @@ class Server:
         if op == "load":
             return self.load(req["module"])
         if op == "call":
-            fn = _resolve(importlib.import_module(req["module"]), req["name"])
+            fn = _resolve(sys.modules.get(req["module"]) or importlib.import_module(req["module"]),
+                          req["name"])
             return fn(*args, **kwargs)
         if op == "method":
             method = req["name"].rsplit(".", 1)[-1]
@@ -145,8 +146,14 @@ def _raw_frame(payload: dict) -> bytes:
     return struct.pack("<Q", len(body)) + body
 
 
+class MissingName(AttributeError):
+    """The submission's module does not define the function or class a test asks for."""
+
+
 def _resolve(obj: Any, dotted: str) -> Any:
     for part in dotted.split("."):
+        if not hasattr(obj, part):
+            raise MissingName(f"{part} is not defined")
         obj = getattr(obj, part)
     return obj
 
@@ -224,6 +231,12 @@ def _set_limits(limits: Limits) -> None:
 def _prepare_interpreter(sub_dir: str) -> None:
     """The student's folder first on sys.path; the repository and its solutions nowhere."""
     os.environ["OMP_NUM_THREADS"] = "1"
+    # Scratch files go to the worker's private dir, which is removed after the submission.
+    workdir = os.path.dirname(sub_dir)
+    os.environ["TMPDIR"] = os.environ["HOME"] = workdir
+    import tempfile
+
+    tempfile.tempdir = None
     torch = sys.modules.get("torch")
     if torch is not None:
         # DESIGN.md: a child forked after a multi-threaded torch op hangs unless it goes single-threaded.

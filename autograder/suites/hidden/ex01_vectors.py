@@ -1,0 +1,575 @@
+"""Hidden tests of topic 1 (vectors, embeddings, the dot product).
+
+Random inputs of several shapes and dtypes, edge cases (size-1 axes, ids at both ends of the
+vocabulary, zero vectors, parallel and antiparallel pairs, tiny norms), every error rule of
+COURSE.md and hypothesis properties. Messages describe generated inputs by shape only.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import assume, given
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from autograder.checks import (expect_array, expect_equal, expect_float, expect_message_names,
+                               expect_raises, fail)
+from autograder.suite import graded
+
+TOPIC = "ex01_vectors"
+INT_DTYPES = (np.int8, np.uint8, np.int16, np.int32, np.int64, np.uint64)
+
+# ------------------------------------------------------------------ shared strategies
+
+
+def _tidy(x: float) -> float:
+    # Tiny non-zero entries (subnormals, 1e-300) test underflow, not the lesson: make them 0.
+    return x if abs(x) >= 1e-3 else 0.0
+
+
+ENTRY = st.floats(-10, 10, allow_nan=False, allow_infinity=False).map(_tidy)
+
+
+def vectors(n: int) -> st.SearchStrategy[np.ndarray]:
+    return hnp.arrays(np.float64, n, elements=ENTRY)
+
+
+#: Two float64 vectors of one length 1..12.
+VECTOR_PAIRS = st.integers(1, 12).flatmap(lambda n: st.tuples(vectors(n), vectors(n)))
+#: A float64 matrix (n, d) with 1 <= n, d <= 6.
+MATRICES = hnp.array_shapes(min_dims=2, max_dims=2, max_side=6).flatmap(
+    lambda s: hnp.arrays(np.float64, s, elements=ENTRY))
+
+
+def _nonzero(v: np.ndarray) -> bool:
+    return bool(np.any(v != 0))
+
+
+def _ids(rng: np.random.Generator, shape: tuple[int, ...], vocab: int,
+         dtype: type = np.int64) -> np.ndarray:
+    return rng.integers(0, vocab, size=shape).astype(dtype)
+
+
+# ------------------------------------------------------------------ one_hot
+
+
+@graded("one_hot", "random ids of shapes (), (7,), (3, 4), (2, 1, 5) give (..., V) float64")
+def test_one_hot_shapes(sub, ref):
+    rng = np.random.default_rng(101)
+    for shape, vocab in [((), 5), ((7,), 10), ((3, 4), 6), ((2, 1, 5), 13)]:
+        ids = _ids(rng, shape, vocab)
+        expect_array(sub.one_hot(ids, vocab), ref.one_hot(ids, vocab),
+                     what=f"one_hot of generated ids of shape {shape}")
+
+
+@graded("one_hot", "every integer dtype (int8 … uint64) is accepted and gives float64")
+def test_one_hot_int_dtypes(sub, ref):
+    rng = np.random.default_rng(102)
+    for dtype in INT_DTYPES:
+        ids = _ids(rng, (2, 3), 7, dtype)
+        expect_array(sub.one_hot(ids, 7), ref.one_hot(ids, 7),
+                     what=f"one_hot of {np.dtype(dtype).name} ids of shape (2, 3)")
+
+
+@graded("one_hot", "ids 0 and V-1 (both ends of the vocabulary) are valid")
+def test_one_hot_ends(sub, ref):
+    for vocab in (1, 2, 50):
+        ids = np.array([0, vocab - 1, 0])
+        expect_array(sub.one_hot(ids, vocab), ref.one_hot(ids, vocab),
+                     what=f"one_hot with vocab_size {vocab}")
+
+
+@graded("one_hot", "an id equal to vocab_size raises ValueError (ids lie in [0, V))")
+def test_one_hot_id_equal_vocab(sub, ref):
+    for ids, vocab in [(np.array([0, 3, 1]), 3), (np.array([[1], [5]]), 5)]:
+        exc = expect_raises("ValueError", sub.one_hot, ids, vocab,
+                            what="an id equal to vocab_size")
+        expect_message_names(exc)
+
+
+@graded("one_hot", "negative ids anywhere in the array raise ValueError (no wrap-around)")
+def test_one_hot_negative_ids(sub, ref):
+    for ids in (np.array([0, 1, -1]), np.array([[2, -4], [0, 1]]), np.array(-2)):
+        exc = expect_raises("ValueError", sub.one_hot, ids, 4,
+                            what=f"ids of shape {ids.shape} holding a negative id")
+        expect_message_names(exc)
+
+
+@graded("one_hot", "float ids raise ValueError, even whole numbers like 1.0")
+def test_one_hot_float_ids(sub, ref):
+    for dtype in (np.float64, np.float32):
+        expect_raises("ValueError", sub.one_hot, np.array([1.0, 2.0], dtype=dtype), 4,
+                      what=f"{np.dtype(dtype).name} ids")
+
+
+@graded("one_hot", "bool ids raise ValueError")
+def test_one_hot_bool_ids(sub, ref):
+    expect_raises("ValueError", sub.one_hot, np.array([True, False]), 2, what="bool ids")
+
+
+@graded("one_hot", "each row has a single 1 at its id's column (random ids, hypothesis)")
+@given(shape=hnp.array_shapes(min_dims=0, max_dims=3, max_side=4), vocab=st.integers(1, 9),
+       seed=st.integers(0, 2**16))
+def test_one_hot_property(sub, ref, shape, vocab, seed):
+    ids = _ids(np.random.default_rng(seed), shape, vocab)
+    expect_array(sub.one_hot(ids, vocab), ref.one_hot(ids, vocab),
+                 what=f"one_hot of generated ids of shape {shape}")
+
+
+# ------------------------------------------------------------------ embedding_lookup
+
+
+@graded("embedding_lookup", "random ids of shapes (), (6,), (2, 3), (2, 1, 4) pick rows of W_E")
+def test_embedding_shapes(sub, ref):
+    rng = np.random.default_rng(201)
+    for shape, (vocab, d) in [((), (5, 3)), ((6,), (11, 4)), ((2, 3), (7, 1)),
+                              ((2, 1, 4), (9, 6))]:
+        ids = _ids(rng, shape, vocab)
+        W = rng.normal(size=(vocab, d))
+        expect_array(sub.embedding_lookup(ids, W), ref.embedding_lookup(ids, W),
+                     what=f"lookup of ids of shape {shape} in W_E of shape {(vocab, d)}")
+
+
+@graded("embedding_lookup", "a non-square W_E (V=3, d=8) and (V=12, d=2): rows, not columns")
+def test_embedding_non_square(sub, ref):
+    rng = np.random.default_rng(202)
+    for vocab, d in [(3, 8), (12, 2)]:
+        ids = _ids(rng, (5,), vocab)
+        W = rng.normal(size=(vocab, d))
+        expect_array(sub.embedding_lookup(ids, W), ref.embedding_lookup(ids, W),
+                     what=f"lookup in W_E of shape {(vocab, d)}")
+
+
+@graded("embedding_lookup", "a float32 or float16 W_E keeps its dtype")
+def test_embedding_float_dtypes(sub, ref):
+    rng = np.random.default_rng(203)
+    ids = _ids(rng, (2, 3), 6)
+    for dtype in ("float32", "float16"):
+        W = rng.normal(size=(6, 4)).astype(dtype)
+        expect_array(sub.embedding_lookup(ids, W), ref.embedding_lookup(ids, W.astype(np.float64)),
+                     dtype=dtype, what=f"lookup in a {dtype} W_E of shape (6, 4)")
+
+
+@graded("embedding_lookup", "an integer W_E gives float64")
+def test_embedding_int_table(sub, ref):
+    rng = np.random.default_rng(204)
+    W = rng.integers(-5, 5, size=(4, 3))
+    ids = np.array([3, 0, 3])
+    expect_array(sub.embedding_lookup(ids, W), ref.embedding_lookup(ids, W),
+                 what="lookup in an int64 W_E of shape (4, 3)")
+
+
+@graded("embedding_lookup", "equals one_hot(ids, V) @ W_E (random ids and tables, hypothesis)")
+@given(shape=hnp.array_shapes(min_dims=0, max_dims=3, max_side=4), vocab=st.integers(1, 8),
+       d=st.integers(1, 5), seed=st.integers(0, 2**16))
+def test_embedding_property(sub, ref, shape, vocab, d, seed):
+    rng = np.random.default_rng(seed)
+    ids = _ids(rng, shape, vocab)
+    W = rng.normal(size=(vocab, d))
+    expect_array(sub.embedding_lookup(ids, W), ref.one_hot(ids, vocab) @ W,
+                 what=f"lookup of ids of shape {shape} in W_E of shape {(vocab, d)}")
+
+
+@graded("embedding_lookup", "a vocabulary of 100,000 rows and 5,000 ids: no one-hot is built")
+def test_embedding_large_vocab(sub, ref):
+    rng = np.random.default_rng(205)
+    W = rng.normal(size=(100_000, 1))
+    ids = _ids(rng, (5_000,), 100_000)
+    ids[:2] = [0, 99_999]
+    expect_array(sub.embedding_lookup(ids, W), ref.embedding_lookup(ids, W),
+                 what="lookup of 5,000 ids in W_E of shape (100000, 1)")
+
+
+@graded("embedding_lookup", "negative ids raise ValueError (no wrap-around)")
+def test_embedding_negative(sub, ref):
+    W = np.arange(12.0).reshape(4, 3)
+    for ids in (np.array([0, -1]), np.array([[1, 2], [-4, 0]])):
+        exc = expect_raises("ValueError", sub.embedding_lookup, ids, W,
+                            what=f"ids of shape {ids.shape} holding a negative id")
+        expect_message_names(exc)
+
+
+@graded("embedding_lookup", "an id equal to V raises ValueError")
+def test_embedding_id_equal_vocab(sub, ref):
+    W = np.arange(12.0).reshape(4, 3)
+    exc = expect_raises("ValueError", sub.embedding_lookup, np.array([1, 4]), W,
+                        what="an id equal to V")
+    expect_message_names(exc)
+
+
+@graded("embedding_lookup", "float and bool ids raise ValueError")
+def test_embedding_bad_id_dtypes(sub, ref):
+    W = np.arange(12.0).reshape(4, 3)
+    expect_raises("ValueError", sub.embedding_lookup, np.array([1.0, 2.0]), W, what="float ids")
+    expect_raises("ValueError", sub.embedding_lookup, np.array([True, False]), W,
+                  what="bool ids")
+
+
+# ------------------------------------------------------------------ dot
+
+
+@graded("dot", "random vectors of lengths 1, 3, 17 and 1000 (float64)")
+def test_dot_random(sub, ref):
+    rng = np.random.default_rng(301)
+    for n in (1, 3, 17, 1000):
+        u, v = rng.normal(size=n), rng.normal(size=n)
+        expect_float(sub.dot(u, v), ref.dot(u, v), what=f"dot of two vectors of shape ({n},)")
+
+
+@graded("dot", "orthogonal vectors give 0 and opposite ones -|u||v|")
+def test_dot_orthogonal_opposite(sub, ref):
+    u, v = np.array([3.0, 0.0, 0.0]), np.array([0.0, 2.0, 5.0])
+    expect_float(sub.dot(u, v), 0.0, what="orthogonal vectors of shape (3,)")
+    w = np.array([1.5, -2.0, 0.25])
+    expect_float(sub.dot(w, -3 * w), ref.dot(w, -3 * w), what="w and -3w of shape (3,)")
+
+
+@graded("dot", "integer vectors give the exact dot product")
+def test_dot_integers(sub, ref):
+    u, v = np.arange(1, 6), np.array([2, -1, 0, 3, 7])
+    expect_float(sub.dot(u, v), ref.dot(u, v), what="two int64 vectors of shape (5,)")
+
+
+@graded("dot", "float32 vectors (float32 tolerance)")
+def test_dot_float32(sub, ref):
+    rng = np.random.default_rng(302)
+    u, v = rng.normal(size=64).astype(np.float32), rng.normal(size=64).astype(np.float32)
+    expect_float(sub.dot(u, v), ref.dot(u.astype(np.float64), v.astype(np.float64)),
+                 rtol=1.3e-6, atol=1e-5, what="two float32 vectors of shape (64,)")
+
+
+@graded("dot", "vectors of different lengths raise ValueError, also when one has length 1")
+def test_dot_length_mismatch(sub, ref):
+    for a, b in [(3, 4), (3, 1), (1, 5)]:
+        exc = expect_raises("ValueError", sub.dot, np.ones(a), np.ones(b),
+                            what=f"shapes ({a},) and ({b},)")
+        expect_message_names(exc)
+
+
+@graded("dot", "inputs that are not 1-D raise ValueError")
+def test_dot_not_1d(sub, ref):
+    for a, b in [((2, 3), (3,)), ((1, 3), (1, 3)), ((3,), (3, 1)), ((), ())]:
+        expect_raises("ValueError", sub.dot, np.ones(a), np.ones(b), what=f"shapes {a} and {b}")
+
+
+@graded("dot", "symmetric, bilinear and equal to the reference (hypothesis)")
+@given(pair=VECTOR_PAIRS, a=st.floats(-4, 4).map(_tidy))
+def test_dot_property(sub, ref, pair, a):
+    u, v = pair
+    got = sub.dot(u, v)
+    expect_float(got, ref.dot(u, v), what=f"dot of two vectors of shape {u.shape}")
+    expect_float(sub.dot(v, u), got, what="dot(v, u) vs dot(u, v)")
+    expect_float(sub.dot(a * u, v), a * ref.dot(u, v), what="dot(a·u, v) vs a·dot(u, v)")
+
+
+# ------------------------------------------------------------------ cosine_similarity
+
+
+@graded("cosine_similarity", "random vectors of lengths 1, 2, 7 and 300")
+def test_cosine_random(sub, ref):
+    rng = np.random.default_rng(401)
+    for n in (1, 2, 7, 300):
+        u, v = rng.normal(size=n), rng.normal(size=n)
+        expect_float(sub.cosine_similarity(u, v), ref.cosine_similarity(u, v),
+                     what=f"two vectors of shape ({n},)")
+
+
+@graded("cosine_similarity", "a zero vector on either side (or both) gives 0.0, never NaN")
+def test_cosine_zero_vectors(sub, ref):
+    u = np.array([0.3, -1.2, 2.0, 0.5])
+    z = np.zeros(4)
+    for a, b, what in [(u, z, "u vs zero"), (z, u, "zero vs u"), (z, z, "zero vs zero")]:
+        expect_float(sub.cosine_similarity(a, b), 0.0, what=what)
+
+
+@graded("cosine_similarity", "u vs 2.5u gives 1 and u vs -0.5u gives -1")
+def test_cosine_parallel(sub, ref):
+    rng = np.random.default_rng(402)
+    for n in (2, 9, 200):
+        u = rng.normal(size=n)
+        expect_float(sub.cosine_similarity(u, 2.5 * u), 1.0, what=f"u vs 2.5u, shape ({n},)")
+        expect_float(sub.cosine_similarity(u, -0.5 * u), -1.0, what=f"u vs -0.5u, shape ({n},)")
+
+
+@graded("cosine_similarity", "orthogonal vectors give 0")
+def test_cosine_orthogonal(sub, ref):
+    expect_float(sub.cosine_similarity(np.array([2.0, 1.0, 0.0]), np.array([-1.0, 2.0, 7.0])),
+                 0.0, what="orthogonal vectors of shape (3,)")
+
+
+@graded("cosine_similarity", "small norms: the floor is max(‖u‖‖v‖, eps), not ‖u‖‖v‖ + eps")
+def test_cosine_eps_floor(sub, ref):
+    cases = [
+        (np.array([1e-4, 0.0]), np.array([1e-4, 1e-4]), 1e-8),  # ‖u‖‖v‖ = 1.4e-8 >= eps
+        (np.array([1e-5, 0.0]), np.array([1e-5, 1e-5]), 1e-8),  # ‖u‖‖v‖ = 1.4e-10 < eps
+        (np.array([0.3, 0.4]), np.array([0.6, -0.8]), 0.5),     # ‖u‖‖v‖ = 0.5 = eps
+        (np.array([0.3, 0.4]), np.array([0.3, 0.4]), 2.0),      # ‖u‖‖v‖ = 0.25 < eps
+    ]
+    for u, v, eps in cases:
+        expect_float(sub.cosine_similarity(u, v, eps=eps), ref.cosine_similarity(u, v, eps=eps),
+                     what=f"two vectors of shape {u.shape} with eps={eps:g}")
+
+
+@graded("cosine_similarity", "long vectors (entries near 1e100) and integer vectors")
+def test_cosine_scales(sub, ref):
+    rng = np.random.default_rng(403)
+    u, v = rng.normal(size=6) * 1e100, rng.normal(size=6) * 1e100
+    expect_float(sub.cosine_similarity(u, v), ref.cosine_similarity(u, v),
+                 what="vectors of shape (6,) with entries near 1e100")
+    a, b = np.array([1, 2, 3]), np.array([4, -5, 6])
+    expect_float(sub.cosine_similarity(a, b), ref.cosine_similarity(a, b),
+                 what="int64 vectors of shape (3,)")
+
+
+@graded("cosine_similarity", "float32 vectors (float32 tolerance)")
+def test_cosine_float32(sub, ref):
+    rng = np.random.default_rng(404)
+    u, v = rng.normal(size=50).astype(np.float32), rng.normal(size=50).astype(np.float32)
+    expect_float(sub.cosine_similarity(u, v),
+                 ref.cosine_similarity(u.astype(np.float64), v.astype(np.float64)),
+                 rtol=1.3e-6, atol=1e-5, what="two float32 vectors of shape (50,)")
+
+
+@graded("cosine_similarity", "vectors of different lengths raise ValueError")
+def test_cosine_mismatch(sub, ref):
+    expect_raises("ValueError", sub.cosine_similarity, np.ones(3), np.ones(4),
+                  what="shapes (3,) and (4,)")
+
+
+@graded("cosine_similarity", "scale-invariant and in [-1, 1] (hypothesis)")
+@given(pair=VECTOR_PAIRS, a=st.floats(1, 100), b=st.floats(1, 100))
+def test_cosine_property(sub, ref, pair, a, b):
+    u, v = pair
+    got = sub.cosine_similarity(u, v)
+    expect_float(got, ref.cosine_similarity(u, v), what=f"two vectors of shape {u.shape}")
+    if not -1.0 <= got <= 1.0:
+        fail(f"cosine similarity outside [-1, 1] for generated vectors of shape {u.shape}")
+    if _nonzero(u) and _nonzero(v):
+        expect_float(sub.cosine_similarity(a * u, b * v), ref.cosine_similarity(u, v),
+                     rtol=1e-7, atol=1e-7, what="cosine of a·u and b·v (a, b > 0) vs of u, v")
+
+
+# ------------------------------------------------------------------ angle_between
+# arccos(cos θ) loses half its digits near 0° and 180°, where COURSE.md allows 1e-5°: angle
+# comparisons use atol 1e-5 degrees.
+ANGLE_TOL = {"rtol": 1e-7, "atol": 1e-5}
+
+
+@graded("angle_between", "random pairs of lengths 2, 3, 10 and 500 (within 1e-5°)")
+def test_angle_random(sub, ref):
+    rng = np.random.default_rng(501)
+    for n in (2, 3, 10, 500):
+        u, v = rng.normal(size=n), rng.normal(size=n)
+        expect_float(sub.angle_between(u, v), ref.angle_between(u, v), **ANGLE_TOL,
+                     what=f"angle between two vectors of shape ({n},)")
+
+
+@graded("angle_between", "u vs c·u (c > 0) is 0° within 1e-5°, never NaN, for 40 random u")
+def test_angle_parallel(sub, ref):
+    rng = np.random.default_rng(502)
+    for i in range(40):
+        n = int(rng.integers(2, 300))
+        u = rng.normal(size=n) * 10 ** rng.uniform(-3, 3)
+        c = (3.0, 0.1, 7.3, 1.0)[i % 4]
+        expect_float(sub.angle_between(u, c * u), 0.0, rtol=0, atol=1e-5,
+                     what=f"u vs {c}u with u of shape ({n},)")
+
+
+@graded("angle_between", "u vs -c·u (c > 0) is 180° within 1e-5°, never NaN, for 40 random u")
+def test_angle_antiparallel(sub, ref):
+    rng = np.random.default_rng(503)
+    for i in range(40):
+        n = int(rng.integers(2, 300))
+        u = rng.normal(size=n) * 10 ** rng.uniform(-3, 3)
+        c = (2.0, 0.3, 5.1, 1.0)[i % 4]
+        expect_float(sub.angle_between(u, -c * u), 180.0, rtol=0, atol=1e-5,
+                     what=f"u vs -{c}u with u of shape ({n},)")
+
+
+@graded("angle_between", "orthogonal vectors are 90° apart, in degrees (not radians)")
+def test_angle_orthogonal(sub, ref):
+    expect_float(sub.angle_between(np.array([2.0, 1.0, 0.0]), np.array([-1.0, 2.0, 7.0])), 90.0,
+                 **ANGLE_TOL, what="orthogonal vectors of shape (3,)")
+    expect_float(sub.angle_between(np.array([1.0, 0.0]), np.array([-1.0, 1.0])), 135.0,
+                 **ANGLE_TOL, what="[1, 0] vs [-1, 1]")
+
+
+@graded("angle_between", "float32 inputs are computed in float64: u vs 2u is 0° within 1e-5°")
+def test_angle_float32(sub, ref):
+    rng = np.random.default_rng(504)
+    for n in (3, 17, 64, 100, 257):
+        u = rng.normal(size=n).astype(np.float32)
+        expect_float(sub.angle_between(u, 2 * u), 0.0, rtol=0, atol=1e-5,
+                     what=f"float32 u vs 2u with u of shape ({n},)")
+        expect_float(sub.angle_between(u, -4 * u), 180.0, rtol=0, atol=1e-5,
+                     what=f"float32 u vs -4u with u of shape ({n},)")
+    u, v = rng.normal(size=8).astype(np.float32), rng.normal(size=8).astype(np.float32)
+    expect_float(sub.angle_between(u, v),
+                 ref.angle_between(u.astype(np.float64), v.astype(np.float64)), **ANGLE_TOL,
+                 what="two float32 vectors of shape (8,)")
+
+
+@graded("angle_between", "a zero vector on either side raises ValueError")
+def test_angle_zero_vector(sub, ref):
+    u = np.array([0.5, -1.0, 2.0])
+    for a, b, what in [(u, np.zeros(3), "u vs zero"), (np.zeros(3), u, "zero vs u"),
+                       (np.zeros(3), np.zeros(3), "zero vs zero")]:
+        exc = expect_raises("ValueError", sub.angle_between, a, b, what=what)
+        expect_message_names(exc)
+
+
+@graded("angle_between", "vectors of different lengths raise ValueError")
+def test_angle_mismatch(sub, ref):
+    expect_raises("ValueError", sub.angle_between, np.ones(3), np.ones(2),
+                  what="shapes (3,) and (2,)")
+
+
+@graded("angle_between", "in [0, 180], symmetric and scale-invariant (hypothesis, 1e-5°)")
+@given(pair=VECTOR_PAIRS, a=st.floats(0.01, 100), b=st.floats(0.01, 100))
+def test_angle_property(sub, ref, pair, a, b):
+    u, v = pair
+    assume(_nonzero(u) and _nonzero(v))
+    got = sub.angle_between(u, v)
+    expect_float(got, ref.angle_between(u, v), **ANGLE_TOL,
+                 what=f"angle between two vectors of shape {u.shape}")
+    if not 0.0 <= got <= 180.0:
+        fail(f"angle outside [0, 180] for generated vectors of shape {u.shape}")
+    expect_float(sub.angle_between(v, u), got, **ANGLE_TOL, what="angle(v, u) vs angle(u, v)")
+    expect_float(sub.angle_between(a * u, b * v), ref.angle_between(u, v), **ANGLE_TOL,
+                 what="angle between a·u and b·v (a, b > 0) vs between u, v")
+
+
+# ------------------------------------------------------------------ pairwise_dot
+
+
+@graded("pairwise_dot", "random A (n, d), B (m, d) with n ≠ m, including 1×1 and d = 1")
+def test_pairwise_random(sub, ref):
+    rng = np.random.default_rng(601)
+    for n, m, d in [(3, 5, 4), (7, 2, 1), (1, 1, 6), (1, 4, 3), (16, 9, 32)]:
+        A, B = rng.normal(size=(n, d)), rng.normal(size=(m, d))
+        expect_array(sub.pairwise_dot(A, B), ref.pairwise_dot(A, B),
+                     what=f"pairwise_dot of A {(n, d)} and B {(m, d)}")
+
+
+@graded("pairwise_dot", "X against itself is symmetric with squared lengths on the diagonal")
+def test_pairwise_self(sub, ref):
+    rng = np.random.default_rng(602)
+    X = rng.normal(size=(5, 3))
+    expect_array(sub.pairwise_dot(X, X), ref.pairwise_dot(X, X),
+                 what="pairwise_dot of X (5, 3) with itself")
+
+
+@graded("pairwise_dot", "float32 inputs give float32, integer inputs float64")
+def test_pairwise_dtypes(sub, ref):
+    rng = np.random.default_rng(603)
+    A, B = rng.normal(size=(4, 6)), rng.normal(size=(3, 6))
+    expect_array(sub.pairwise_dot(A.astype(np.float32), B.astype(np.float32)),
+                 ref.pairwise_dot(A.astype(np.float32).astype(np.float64),
+                                  B.astype(np.float32).astype(np.float64)),
+                 dtype="float32", what="pairwise_dot of float32 A (4, 6) and B (3, 6)")
+    Ai, Bi = rng.integers(-5, 5, size=(2, 3)), rng.integers(-5, 5, size=(4, 3))
+    expect_array(sub.pairwise_dot(Ai, Bi), ref.pairwise_dot(Ai, Bi),
+                 what="pairwise_dot of int64 A (2, 3) and B (4, 3)")
+
+
+@graded("pairwise_dot", "widths that differ raise ValueError")
+def test_pairwise_mismatch(sub, ref):
+    for a, b in [((3, 4), (3, 5)), ((2, 1), (2, 2))]:
+        exc = expect_raises("ValueError", sub.pairwise_dot, np.ones(a), np.ones(b),
+                            what=f"A {a} and B {b}")
+        expect_message_names(exc)
+
+
+@graded("pairwise_dot", "inputs that are not 2-D raise ValueError")
+def test_pairwise_not_2d(sub, ref):
+    for a, b in [((4,), (4,)), ((4,), (3, 4)), ((2, 3, 4), (5, 4))]:
+        expect_raises("ValueError", sub.pairwise_dot, np.ones(a), np.ones(b),
+                      what=f"A {a} and B {b}")
+
+
+@graded("pairwise_dot", "entry [i, j] is A[i]·B[j] (random shapes, hypothesis)")
+@given(n=st.integers(1, 6), m=st.integers(1, 6), d=st.integers(1, 6), seed=st.integers(0, 2**16))
+def test_pairwise_property(sub, ref, n, m, d, seed):
+    rng = np.random.default_rng(seed)
+    A, B = rng.normal(size=(n, d)), rng.normal(size=(m, d))
+    expect_array(sub.pairwise_dot(A, B), A @ B.T, what=f"pairwise_dot of A {(n, d)} and B {(m, d)}")
+
+
+@graded("pairwise_dot", "the grid of unit rows is the cosine grid (0.876 off the diagonal)")
+def test_pairwise_cosine_grid(sub, ref):
+    X = ref.normalize_rows(np.array([[0.8, 0.3], [0.6, 0.7]]))
+    expect_array(sub.pairwise_dot(X, X), ref.pairwise_dot(X, X), what="the unit cat/dog rows")
+
+
+# ------------------------------------------------------------------ normalize_rows
+
+
+@graded("normalize_rows", "random (n, d) of shapes (1, 1), (4, 3), (3, 9), (50, 2)")
+def test_normalize_random(sub, ref):
+    rng = np.random.default_rng(701)
+    for shape in [(1, 1), (4, 3), (3, 9), (50, 2), (1, 7), (6, 1)]:
+        X = rng.normal(size=shape) * 3
+        expect_array(sub.normalize_rows(X), ref.normalize_rows(X),
+                     what=f"normalize_rows of shape {shape}")
+
+
+@graded("normalize_rows", "zero rows stay zero among non-zero rows, never NaN")
+def test_normalize_zero_rows(sub, ref):
+    rng = np.random.default_rng(702)
+    X = rng.normal(size=(6, 4))
+    X[[0, 3, 5]] = 0.0
+    expect_array(sub.normalize_rows(X), ref.normalize_rows(X),
+                 what="normalize_rows of shape (6, 4) with zero rows")
+    expect_array(sub.normalize_rows(np.zeros((2, 3))), np.zeros((2, 3)),
+                 what="an all-zero (2, 3) matrix")
+
+
+@graded("normalize_rows", "tiny rows: divided by max(‖row‖, eps), not ‖row‖ + eps")
+def test_normalize_tiny_rows(sub, ref):
+    X = np.array([[3e-11, 4e-11], [6e-13, 8e-13], [1e-300, 0.0], [1.0, 1.0]])
+    expect_array(sub.normalize_rows(X), ref.normalize_rows(X),
+                 what="normalize_rows of shape (4, 2) with norms near eps")
+
+
+@graded("normalize_rows", "a custom eps floors the norm: rows shorter than eps are only scaled")
+def test_normalize_custom_eps(sub, ref):
+    X = np.array([[0.3, 0.4], [3.0, 4.0], [0.0, 0.0], [-1.2, 0.5]])
+    for eps in (1.0, 2.0, 1e-3):
+        expect_array(sub.normalize_rows(X, eps=eps), ref.normalize_rows(X, eps=eps),
+                     what=f"normalize_rows of shape (4, 2) with eps={eps:g}")
+
+
+@graded("normalize_rows", "float32 stays float32, integers give float64")
+def test_normalize_dtypes(sub, ref):
+    rng = np.random.default_rng(703)
+    X = rng.normal(size=(5, 3)).astype(np.float32)
+    expect_array(sub.normalize_rows(X), ref.normalize_rows(X.astype(np.float64)), dtype="float32",
+                 what="normalize_rows of a float32 (5, 3)")
+    Xi = rng.integers(-4, 5, size=(4, 2))
+    Xi[0] = 0
+    expect_array(sub.normalize_rows(Xi), ref.normalize_rows(Xi),
+                 what="normalize_rows of an int64 (4, 2)")
+
+
+@graded("normalize_rows", "float16 is returned as float16 (computed in float32)")
+def test_normalize_float16(sub, ref):
+    rng = np.random.default_rng(704)
+    X = (rng.normal(size=(6, 8)) * 2).astype(np.float16)
+    X[2] = 0
+    expect_array(sub.normalize_rows(X), ref.normalize_rows(X.astype(np.float64)), dtype="float16",
+                 what="normalize_rows of a float16 (6, 8)")
+
+
+@graded("normalize_rows", "rows of very different lengths (1e100 … 1e-5) all become unit rows")
+def test_normalize_magnitudes(sub, ref):
+    rng = np.random.default_rng(705)
+    X = rng.normal(size=(4, 5)) * np.array([[1e100], [1e-5], [1.0], [1e50]])
+    expect_array(sub.normalize_rows(X), ref.normalize_rows(X),
+                 what="normalize_rows of shape (4, 5) with rows of very different lengths")
+
+
+@graded("normalize_rows", "each non-zero row gets length 1 and keeps its direction (hypothesis)")
+@given(X=MATRICES)
+def test_normalize_property(sub, ref, X):
+    got = sub.normalize_rows(X)
+    expect_array(got, ref.normalize_rows(X), what=f"normalize_rows of a generated {X.shape}")

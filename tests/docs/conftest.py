@@ -1,0 +1,57 @@
+"""Fixtures for the lesson site's tests: one strict build of the site, shared by every test.
+
+The build goes to a temporary folder (never ``site/`` in the repository). Under pytest-xdist
+the workers share one build: the first to arrive builds while holding a file lock, the others
+wait for it and reuse the result.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+DOCS = ROOT / "docs"
+LESSONS = sorted((DOCS / "lessons").glob("*.md"))
+
+
+def mkdocs_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["NO_MKDOCS_2_WARNING"] = "1"     # mkdocs-material's banner, not a warning of ours
+    env.pop("COURSE_FIGURES", None)
+    return env
+
+
+def build_site(dest: Path) -> subprocess.CompletedProcess:
+    """``scripts/setup_docs.sh`` then ``mkdocs build --strict`` into ``dest``."""
+    subprocess.run(["bash", str(ROOT / "scripts" / "setup_docs.sh")], check=True, cwd=ROOT)
+    return subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(dest)],
+        cwd=ROOT, env=mkdocs_env(), capture_output=True, text=True, timeout=600,
+    )
+
+
+@pytest.fixture(scope="session")
+def built_site(tmp_path_factory) -> Path:
+    """The site built with ``--strict``; fails (with mkdocs's output) if the build does."""
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = shared.parent                # common to every worker of this run
+    site = shared / "docs-site"
+    log = shared / "docs-build.log"
+    with open(shared / "docs-build.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (site / "index.html").exists() and not log.exists():
+            t0 = time.monotonic()
+            proc = build_site(site)
+            status = "ok" if proc.returncode == 0 else f"failed ({proc.returncode})"
+            log.write_text(f"{status} in {time.monotonic() - t0:.1f} s\n{proc.stdout}\n{proc.stderr}")
+    text = log.read_text()
+    assert text.startswith("ok"), f"mkdocs build --strict failed:\n{text[-6000:]}"
+    return site

@@ -1,0 +1,360 @@
+"""Every number in the lessons' prose is either computed here from the solutions or declared an
+input of the example it belongs to.
+
+Each ``Claim`` names a lesson, the text the lesson prints, and how the solutions compute it; the
+test checks both that the text is in the lesson and that the solutions produce exactly that text
+when rounded as the lesson rounds. ``GIVEN`` lists the numbers a lesson *states* (inputs, model
+sizes, temperatures), and ``test_every_number_is_accounted_for`` fails on any other number, so
+a number added to a lesson without a check here is caught.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+import pytest
+import torch
+
+from solutions import ex01_vectors as ex1
+from solutions import ex02_projections as ex2
+from solutions import ex03_softmax as ex3
+from solutions import ex04_svd_lora as ex4
+from solutions import ex05_attention as ex5
+from solutions import ex06_rotation_norm as ex6
+from solutions import ex07_matrix_properties as ex7
+
+from .conftest import DOCS
+from .prose import numbers_in_prose, prose_of
+
+
+@dataclass(frozen=True)
+class Claim:
+    lesson: str
+    text: str                       # as the lesson writes it
+    compute: Callable[[], str]      # the same text, produced from the solutions
+    wrong: bool = False             # a value the lesson quotes as a mistake: must NOT match
+
+
+def fmt(value: float, spec: str) -> str:
+    return format(float(value), spec)
+
+
+def vec(values, spec: str = ".3f") -> str:
+    return "[" + ", ".join(format(float(v), spec) for v in np.ravel(values)) + "]"
+
+
+# ------------------------------------------------------------------ lesson 1: cat and dog
+cat, dog = np.array([0.8, 0.3]), np.array([0.6, 0.7])
+L1 = "01-vectors.md"
+
+
+def unit_rows():
+    return ex1.normalize_rows(np.stack([cat, dog]))
+
+
+# ------------------------------------------------------------------ lesson 2: toy, up/down, GPT-2
+L2 = "02-projections.md"
+X_toy = np.array([[1.0, 0.0, 2.0, -1.0], [0.0, 1.0, 1.0, 1.0]])
+W_Q = np.array([[1, 0], [0, 1], [1, -1], [0, 1]], dtype=float)
+W_K = np.array([[0, 1], [1, 0], [-1, 1], [1, 0]], dtype=float)
+W_up = np.array([[0.6, 0.1], [0.25, 0.3], [0.5, 0.5]])          # column form, as printed
+W_down = np.array([[0.4, 0.5, 0.2], [0.3, 0.1, 0.6]])
+
+
+def toy_qk():
+    Q, K, _ = ex2.project_qkv(X_toy, W_Q, W_K, np.eye(4)[:, :2])
+    return Q, K
+
+
+def lifted():
+    return ex2.linear(cat, W_up.T)
+
+
+def null_direction():
+    n = np.cross(W_down[0], W_down[1])
+    assert np.allclose(ex2.linear(n, W_down.T), 0.0, atol=1e-12), "not sent to zero"
+    return n
+
+
+def gpt2_weights() -> dict[str, int]:
+    mm = ex2.transformer_matmuls(d_model=768, n_heads=12, d_ff=3072, vocab_size=50257,
+                                 seq_len=1024)
+    return {m.name: m.b_shape[0] * m.b_shape[1] for m in mm}
+
+
+def gpt2_layer() -> int:
+    w = gpt2_weights()
+    return sum(w[k] for k in ("q_proj", "k_proj", "v_proj", "out_proj", "ffn_up", "ffn_down"))
+
+
+# ------------------------------------------------------------------ lesson 3: softmax
+L3 = "03-softmax.md"
+z3 = np.array([2.0, 1.0, 0.1])
+
+
+def entropy(p) -> float:
+    p = np.asarray(p)
+    return float(-(p[p > 0] * np.log(p[p > 0])).sum())
+
+
+def running_sum(z) -> float:
+    """The online-softmax running sum l = Σ exp(z − max z), from the solutions' logsumexp."""
+    z = np.asarray(z, dtype=float)
+    return float(np.exp(ex3.logsumexp(z) - z.max()))
+
+
+# ------------------------------------------------------------------ lesson 4: SVD and LoRA
+L4 = "04-svd-lora.md"
+
+
+def worked_matrix() -> np.ndarray:
+    rng = np.random.default_rng(0)
+    q1, _ = np.linalg.qr(rng.normal(size=(4, 4)))
+    q2, _ = np.linalg.qr(rng.normal(size=(4, 4)))
+    return q1 @ np.diag([4.0, 2.0, 1.0, 0.5]) @ q2.T
+
+
+def worked_S() -> np.ndarray:
+    return ex4.truncated_svd(worked_matrix(), 4)[1]
+
+
+def energy_share(k: int) -> float:
+    s2 = worked_S() ** 2
+    return 100 * s2[:k].sum() / s2.sum()
+
+
+def lora_counts() -> tuple[int, int, float]:
+    torch.manual_seed(0)
+    base = torch.nn.Linear(4096, 4096, bias=False)
+    layer = ex4.LoRALinear(base, r=8, alpha=16)
+    trainable = sum(p.numel() for p in layer.parameters() if p.requires_grad)
+    return trainable, base.weight.numel(), layer.scaling
+
+
+# ------------------------------------------------------------------ lesson 6: rotation and norms
+L6 = "06-rotation-norm.md"
+x6 = np.array([1.0, 2.0, 3.0, 4.0])
+
+
+# ------------------------------------------------------------------ lesson 7
+L7 = "07-matrix-properties.md"
+
+
+def rnn_gradient_norm(lam: float, T: int = 50, d: int = 16) -> float:
+    Q, _ = np.linalg.qr(np.random.default_rng(0).normal(size=(d, d)))
+    return float(np.linalg.norm(ex7.bptt_jacobian(lam * Q, np.zeros((T, d))), 2))
+
+
+def newton_schulz_value(steps: int) -> float:
+    """The singular value 0.1 after ``steps`` Newton–Schulz steps: G = diag(0.1, √0.99) has
+    Frobenius norm 1, so the solution's scaling leaves it as it is."""
+    G = np.diag([0.1, math.sqrt(0.99)])
+    return float(ex7.newton_schulz_orthogonalize(G, n_iter=steps)[0, 0])
+
+
+CLAIMS = [
+    # lesson 1
+    Claim(L1, "0.69", lambda: fmt(ex1.dot(cat, dog), ".2f")),
+    Claim(L1, "0.73", lambda: fmt(ex1.dot(cat, cat), ".2f")),
+    Claim(L1, "0.85", lambda: fmt(ex1.dot(dog, dog), ".2f")),
+    Claim(L1, "-0.73", lambda: fmt(ex1.dot(cat, -cat), ".2f")),
+    Claim(L1, "0.854", lambda: fmt(math.sqrt(ex1.dot(cat, cat)), ".3f")),
+    Claim(L1, "0.922", lambda: fmt(math.sqrt(ex1.dot(dog, dog)), ".3f")),
+    Claim(L1, "0.876", lambda: fmt(ex1.cosine_similarity(cat, dog), ".3f")),
+    Claim(L1, "28.8", lambda: fmt(ex1.angle_between(cat, dog), ".1f")),
+    Claim(L1, "28.84", lambda: fmt(ex1.angle_between(cat, dog), ".2f")),
+    Claim(L1, "28.9", lambda: fmt(ex1.angle_between(cat, dog), ".1f"), wrong=True),
+    Claim(L1, "[0.936, 0.351]", lambda: vec(unit_rows()[0])),
+    Claim(L1, "[0.651, 0.759]", lambda: vec(unit_rows()[1])),
+    Claim(L1, "0.7593", lambda: fmt(unit_rows()[1, 1], ".4f")),
+    Claim(L1, "0.760", lambda: fmt(unit_rows()[1, 1], ".3f"), wrong=True),
+    Claim(L1, "0.876", lambda: fmt(ex1.pairwise_dot(unit_rows(), unit_rows())[0, 1], ".3f")),
+    # lesson 2
+    Claim(L2, "[3, -3]", lambda: vec(toy_qk()[0][0], ".0f")),
+    Claim(L2, "[1, 1]", lambda: vec(toy_qk()[1][1], ".0f")),
+    Claim(L2, "q_2 = [1, 1]", lambda: "q_2 = " + vec(toy_qk()[0][1], ".0f")),
+    Claim(L2, "k_1 = [-3, 3]", lambda: "k_1 = " + vec(toy_qk()[1][0], ".0f")),
+    Claim(L2, "-18 & 0 \\\\ 0 & 2", lambda: "{:.0f} & {:.0f} \\\\ {:.0f} & {:.0f}".format(
+        *(ex2.attention_scores(*toy_qk(), scale=1.0).ravel() + 0.0))),
+    Claim(L2, "-12.73 & 0 \\\\ 0 & 1.41", lambda: "{:.2f} & {:.0f} \\\\ {:.0f} & {:.2f}".format(
+        *(ex2.attention_scores(*toy_qk()).ravel() + 0.0))),
+    Claim(L2, "1.414", lambda: fmt(1 / ex2.attention_scores(np.array([[1.0, 0.0]]),
+                                                            np.array([[1.0, 0.0]]))[0, 0], ".3f")),
+    Claim(L2, "\\frac{3 - 3}{\\sqrt 2} = \\frac{0}{1.414} = 0",
+          lambda: "\\frac{3 - 3}{\\sqrt 2} = \\frac{0}{1.414} = "
+          + fmt(ex2.attention_scores(*toy_qk())[0, 1] + 0.0, ".0f")),
+    Claim(L2, "0.51 \\\\ 0.29 \\\\ 0.55", lambda: " \\\\ ".join(f"{v:.2f}" for v in lifted())),
+    Claim(L2, "0.459 \\\\ 0.512",
+          lambda: " \\\\ ".join(f"{v:.3f}" for v in ex2.linear(lifted(), W_down.T))),
+    Claim(L2, "[0.459, 0.512]", lambda: vec(ex2.linear(cat, ex2.compose(W_up.T, W_down.T)))),
+    Claim(L2, "[0.28, -0.18, -0.11]", lambda: vec(null_direction(), ".2f")),
+    Claim(L2, "0.841", lambda: fmt(ex2.gelu(np.array(1.0)), ".3f")),
+    Claim(L2, "-0.159", lambda: fmt(ex2.gelu(np.array(-1.0)), ".3f")),
+    Claim(L2, "589,824", lambda: f"{gpt2_weights()['q_proj']:,}"),
+    Claim(L2, "2,359,296", lambda: f"{gpt2_weights()['ffn_up']:,}"),
+    Claim(L2, "7,077,888", lambda: f"{gpt2_layer():,}"),
+    Claim(L2, "84,934,656", lambda: f"{12 * gpt2_layer():,}"),
+    Claim(L2, "38,597,376", lambda: f"{gpt2_weights()['embed']:,}"),
+    Claim(L2, "123,532,032", lambda: f"{12 * gpt2_layer() + gpt2_weights()['embed']:,}"),
+    Claim(L2, "4,096", lambda: f"{16 * 256:,}"),        # 16 query heads of width 256
+    Claim(L2, "8,192", lambda: f"{2 * 16 * 256:,}"),    # queries plus the gate
+    # lesson 3
+    Claim(L3, "[0.659, 0.242, 0.099]", lambda: vec(ex3.softmax(z3))),
+    Claim(L3, "88.72", lambda: fmt(np.log(np.finfo(np.float32).max), ".2f")),
+    Claim(L3, "88.7", lambda: fmt(np.log(float(torch.finfo(torch.bfloat16).max)), ".1f")),
+    Claim(L3, "3.4 \\times 10^{38}", lambda: fmt(np.finfo(np.float32).max / 1e38, ".1f")
+          + " \\times 10^{38}"),
+    Claim(L3, "3.39 \\times 10^{38}", lambda: fmt(torch.finfo(torch.bfloat16).max / 1e38, ".2f")
+          + " \\times 10^{38}"),
+    Claim(L3, "65,504", lambda: f"{float(np.finfo(np.float16).max):,.0f}"),
+    Claim(L3, "11.09", lambda: fmt(np.log(float(np.finfo(np.float16).max)), ".2f")),
+    Claim(L3, "[0.269, 0.731]", lambda: vec(ex3.softmax(np.array([1000.0, 1001.0])))),
+    Claim(L3, "0.982", lambda: fmt(ex3.softmax(z3, temperature=0.25)[0], ".3f")),
+    Claim(L3, "0.4, 0.327 and 0.273", lambda: "{:.3g}, {:.3g} and {:.3g}".format(
+        *ex3.softmax(z3, temperature=5.0))),
+    Claim(L3, "200", lambda: fmt(z3[0] / 0.01, ".0f")),
+    Claim(L3, "7.2 \\times 10^{86}", lambda: fmt(math.exp(200) / 1e86, ".1f") + " \\times 10^{86}"),
+    Claim(L3, "0.847", lambda: fmt(entropy(ex3.softmax(z3)), ".3f")),
+    Claim(L3, "1.099", lambda: fmt(entropy(ex3.softmax(np.zeros(3))), ".3f")),
+    Claim(L3, "e^{-744.4}", lambda: "e^{" + fmt(np.log(np.nextafter(0.0, 1.0)), ".1f") + "}"),
+    Claim(L3, "[-1000, 0]", lambda: vec(ex3.log_softmax(np.array([0.0, 1000.0])) + 0.0, ".0f")),
+    Claim(L3, "[0.225, 0.184, 0.089]", lambda: vec(np.diag(ex3.softmax_jacobian(ex3.softmax(z3))))),
+    Claim(L3, "0.99995", lambda: fmt(ex3.softmax(np.array([20.0, 10.0, 1.0]))[0], ".5f")),
+    Claim(L3, "4.5 \\times 10^{-5}", lambda: fmt(np.abs(ex3.softmax_jacobian(
+        ex3.softmax(np.array([20.0, 10.0, 1.0])))).max() * 1e5, ".1f") + " \\times 10^{-5}"),
+    Claim(L3, "1.135", lambda: fmt(running_sum([1.0, 3.0]), ".3f")),
+    Claim(L3, "1.203", lambda: fmt(running_sum([1.0, 3.0, 2.0, 5.0]), ".3f")),
+    # lesson 4
+    Claim(L4, "\\sqrt{21.25} \\approx 4.610", lambda: "\\sqrt{" + fmt((worked_S() ** 2).sum(), ".2f")
+          + "} \\approx " + fmt(np.linalg.norm(worked_matrix()), ".3f")),
+    Claim(L4, "1.118", lambda: fmt(ex4.eckart_young_error(worked_matrix(), 2), ".3f")),
+    Claim(L4, "75.3", lambda: fmt(energy_share(1), ".1f")),
+    Claim(L4, "94.1", lambda: fmt(energy_share(2), ".1f")),
+    Claim(L4, "needs $k = 2$", lambda: f"needs $k = {ex4.rank_for_energy(worked_S(), 0.9)}$"),
+    Claim(L4, "(2/4)^2 = 0.25", lambda: "(2/4)^2 = " + fmt((worked_S()[1] / worked_S()[0]) ** 2, ".2f")),
+    Claim(L4, "16,777,216", lambda: f"{lora_counts()[1]:,}"),
+    Claim(L4, "65,536", lambda: f"{lora_counts()[0]:,}"),
+    Claim(L4, "0.39", lambda: fmt(100 * lora_counts()[0] / lora_counts()[1], ".2f")),
+    Claim(L4, "the factor $\\alpha / r$ is 2", lambda: "the factor $\\alpha / r$ is "
+          + fmt(lora_counts()[2], "g")),
+    # lesson 5
+    Claim("05-attention.md", "67,712", lambda: f"{int(128 * 23 ** 2):,}"),
+    Claim("05-attention.md", "65,504", lambda: f"{torch.finfo(torch.float16).max:,.0f}"),
+    Claim("05-attention.md", "768 = 12 \\times 64", lambda: "768 = 12 \\times {}".format(
+        ex5.split_heads(torch.zeros(1, 1, 768), 12).shape[-1])),
+    # lesson 6
+    Claim(L6, "[-0.3, 0.8]", lambda: vec(ex6.rotation_matrix(math.pi / 2) @ cat + 0.0, ".1f")),
+    Claim(L6, "0.854", lambda: fmt(np.linalg.norm(ex6.rotation_matrix(1.234) @ cat), ".3f")),
+    Claim(L6, "0.000133", lambda: fmt(ex6.rope_angles(np.array([1]), 64)[0, -1], ".6f")),
+    Claim(L6, "192", lambda: str(256 - 64)),
+    Claim(L6, "\\sqrt{7.5} \\approx 2.739", lambda: "\\sqrt{" + fmt(np.mean(x6 ** 2), "g")
+          + "} \\approx " + fmt(x6[0] / ex6.rms_norm(x6, np.ones(4))[0], ".3f")),
+    Claim(L6, "[0.365, 0.730, 1.095, 1.461]", lambda: vec(ex6.rms_norm(x6, np.ones(4)))),
+    Claim(L6, "[-1.342, -0.447, 0.447, 1.342]",
+          lambda: vec(ex6.layer_norm(x6, np.ones(4), np.zeros(4)))),
+    Claim(L6, "the mean is 2.5", lambda: "the mean is " + fmt(x6.mean(), "g")),
+    Claim(L6, "the variance 1.25", lambda: "the variance " + fmt(x6.var(), "g")),
+    # lesson 7
+    Claim(L7, "0.9^{50} \\approx 0.00515", lambda: "0.9^{50} \\approx " + fmt(rnn_gradient_norm(0.9), ".5f")),
+    Claim(L7, "1.1^{50} \\approx 117.4", lambda: "1.1^{50} \\approx " + fmt(rnn_gradient_norm(1.1), ".1f")),
+    Claim(L7, "40,002", lambda: f"{ex7.condition_number(np.array([[1, 1], [1, 1.0001]])):,.0f}"),
+    Claim(L7, "about 4.6", lambda: "about " + fmt(np.log10(ex7.condition_number(
+        np.array([[1, 1], [1, 1.0001]]))), ".1f")),
+    Claim(L7, "0.73 & 0.69 \\\\ 0.69 & 0.85", lambda: "{:.2f} & {:.2f} \\\\ {:.2f} & {:.2f}".format(
+        *ex7.gram_matrix(np.stack([cat, dog])).ravel())),
+    Claim(L7, "0.1444 > 0", lambda: fmt(np.linalg.det(ex7.gram_matrix(np.stack([cat, dog]))), ".4f")
+          + (" > 0" if ex7.is_positive_definite(ex7.gram_matrix(np.stack([cat, dog]))) else "")),
+    Claim(L7, "0.1495, 0.2226, 0.3284", lambda: "{:.4f}, {:.4f}, {:.4f}".format(
+        *(newton_schulz_value(k) for k in (1, 2, 3)))),
+    Claim(L7, "reaches 1.0 to four decimals after nine steps",
+          lambda: "reaches {:.1f} to four decimals after {} steps".format(
+              round(newton_schulz_value(9), 4),
+              "nine" if round(newton_schulz_value(8), 4) < 1 <= round(newton_schulz_value(9), 4)
+              else "?")),
+    Claim(L7, "122,944", lambda: f"{ex7.sliding_window_mask(1024, 128).sum():,}"),
+    Claim(L7, "1,048,576", lambda: f"{ex7.sliding_window_mask(1024, 128).size:,}"),
+    Claim(L7, "11.7", lambda: fmt(100 * ex7.mask_density(ex7.sliding_window_mask(1024, 128)), ".1f")),
+    Claim(L7, "50.05", lambda: fmt(100 * ex7.mask_density(ex7.sliding_window_mask(1024, 1024)), ".2f")),
+]
+
+# Numbers a lesson states rather than computes: example inputs, model sizes, settings.
+GIVEN = {
+    L1: {"0.8", "0.3", "0.6", "0.7", "500", "499", "180", "50,257", "768", "4,096", "12,288"},
+    L2: {"0.8", "0.3", "0.6", "0.1", "0.25", "0.5", "0.4", "0.2", "768", "3072", "50,257",
+         "1,024", "124", "2,048", "512", "256"},
+    L3: {"2.0", "1.0", "0.1", "0.25", "0.5", "1000", "1001", "0.01"},
+    L4: {"0.5", "4096"},
+    "05-attention.md": {"100", "128", "768"},
+    L6: {"0.8", "0.3", "10,000", "256"},
+    L7: {"0.9", "1.1", "1.0", "0.1", "0.5", "1.5", "1.0001", "0.69", "0.73", "0.85", "100",
+         "1024", "128"},
+}
+
+
+def lesson_text(name: str) -> str:
+    """A lesson's prose with every run of whitespace (line breaks included) made one space."""
+    return " ".join(prose_of((DOCS / "lessons" / name).read_text(encoding="utf-8")).split())
+
+
+@pytest.mark.parametrize("claim", CLAIMS, ids=lambda c: f"{c.lesson}:{c.text!r}")
+def test_claim_matches_solutions(claim: Claim):
+    assert claim.text in lesson_text(claim.lesson), (
+        f"{claim.lesson} no longer says {claim.text!r}: update the claim or the lesson")
+    computed = claim.compute()
+    if claim.wrong:
+        assert computed != claim.text, f"{claim.text!r} is quoted as a slip but is what the solutions give"
+    else:
+        assert computed == claim.text, f"{claim.lesson} says {claim.text!r}; the solutions give {computed!r}"
+
+
+@pytest.mark.parametrize("lesson", sorted(GIVEN))
+def test_every_number_is_accounted_for(lesson: str):
+    claimed = " ".join(c.text for c in CLAIMS if c.lesson == lesson)
+    known = set(numbers_in_prose(claimed)) | GIVEN[lesson]
+    text = (DOCS / "lessons" / lesson).read_text(encoding="utf-8")
+    unchecked = sorted(set(numbers_in_prose(text)) - known)
+    assert not unchecked, (f"{lesson} quotes numbers no test checks: {unchecked}; add a Claim "
+                           "computing each from the solutions (or list a stated input in GIVEN)")
+
+
+def test_every_lesson_is_covered():
+    assert sorted(GIVEN) == sorted(p.name for p in (DOCS / "lessons").glob("*.md"))
+
+
+def test_causal_mask_table_matches_causal_mask():
+    """Lesson 5's table of the KV-cache mask (2 queries, 5 keys) is causal_mask(2, 5)."""
+    text = (DOCS / "lessons" / "05-attention.md").read_text(encoding="utf-8")
+    rows = [line for line in text.splitlines() if re.match(r"\| \d+ \(position \d+\) \|", line)]
+    drawn = [[cell.strip() == "●" for cell in row.strip("|").split("|")[1:]] for row in rows]
+    assert drawn == ex5.causal_mask(2, 5).tolist()
+    assert "(position 3)" in rows[0] and "(position 4)" in rows[1]
+
+
+def test_pytorch_is_causal_aligns_top_left():
+    """The lesson's warning: with L < S, PyTorch's is_causal lets query 0 see key 0 only."""
+    torch.manual_seed(0)
+    q, k, v = torch.randn(2, 4), torch.randn(5, 4), torch.randn(5, 3)
+    out = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+    assert torch.allclose(out[0], v[0], atol=1e-6)
+    ours = ex5.scaled_dot_product_attention(q, k, v, is_causal=True)
+    assert not torch.allclose(ours[0], v[0], atol=1e-3)
+
+
+def test_float16_score_overflows():
+    """Lesson 5: 128 products of 23 × 23 exceed float16's range; the solution still copes."""
+    q = torch.full((1, 128), 23.0, dtype=torch.float16)
+    assert (q.float() @ q.float().T).item() == 67712.0
+    assert torch.isinf(torch.tensor(67712.0).half())
+    out = ex5.scaled_dot_product_attention(q, q, q)
+    assert out.dtype == torch.float16 and torch.isfinite(out).all()
+
+
+def test_bfloat16_does_not_overflow_at_12():
+    """Lesson 3: e^12 overflows float16 but not bfloat16."""
+    e12 = torch.tensor(12.0).exp()
+    assert torch.isinf(e12.half())
+    assert torch.isfinite(e12.bfloat16())

@@ -1,0 +1,77 @@
+"""The catalogue is the one source of truth, and the suites agree with it."""
+
+from __future__ import annotations
+
+import ast
+
+import pytest
+
+from autograder import catalogue, runner
+from tests.helpers import EXERCISES, SOLUTIONS
+
+TOPICS = catalogue.topic_modules()
+
+
+def test_points_follow_interface_md():
+    points = {t.module: t.points for t in catalogue.topics()}
+    assert sum(points.values()) == 100
+    assert [points[m] for m in TOPICS] == [14, 14, 14, 15, 15, 14, 14]
+    for t in catalogue.topics():
+        assert sum(e.points for e in t.exercises) == t.points
+        assert all(isinstance(e.points, int) and e.points > 0 for e in t.exercises)
+
+
+def test_topic_aliases_resolve():
+    assert catalogue.get_topic("ex03_softmax").module == "ex03_softmax"
+    for alias in ("ex03", "3", "03", "softmax"):
+        assert catalogue.get_topic(alias).module == "ex03_softmax"
+    assert catalogue.get_topic("svd-lora").module == "ex04_svd_lora"
+    with pytest.raises(KeyError, match="unknown topic"):
+        catalogue.get_topic("eigen")
+
+
+def test_every_exercise_has_two_hint_tiers_and_a_lesson_anchor():
+    for ex in catalogue.all_exercises():
+        assert len(ex.hints) >= 2, ex.qualname
+        assert ex.anchor.startswith("#"), ex.qualname
+
+
+@pytest.mark.parametrize("topic", TOPICS)
+def test_solution_and_stub_define_exactly_the_catalogue(topic):
+    names = {e.name for e in catalogue.get_topic(topic).exercises}
+    for folder in (SOLUTIONS, EXERCISES):
+        tree = ast.parse((folder / f"{topic}.py").read_text("utf-8"))
+        defined = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+        assert names <= defined, f"{folder.name}/{topic}.py lacks {sorted(names - defined)}"
+
+
+@pytest.mark.parametrize("topic", TOPICS)
+def test_suites_name_points_and_share_them(topic):
+    specs = runner.collect(topic)
+    assert specs, f"{topic} has no graded tests"
+    names = [s.name for s in specs]
+    assert len(names) == len(set(names)), "test names must be unique"
+    top = catalogue.get_topic(topic)
+    for s in specs:
+        prefix, _, rest = s.name.partition(": ")
+        assert prefix == f"{topic}.{s.exercise}" and rest
+    for ex in top.exercises:
+        mine = [s for s in specs if s.exercise == ex.name and not s.gpu]
+        assert len(mine) >= 3, f"{ex.qualname} has only {len(mine)} tests"
+        assert any(s.visibility == "public" for s in mine), f"{ex.qualname}: no public test"
+        assert any(s.visibility == "hidden" for s in mine), f"{ex.qualname}: no hidden test"
+        assert sum(s.points for s in mine) == pytest.approx(ex.points)
+    assert sum(s.points for s in specs) == pytest.approx(top.points)
+
+
+@pytest.mark.parametrize("topic", TOPICS)
+def test_advisory_checks_stay_under_ten_percent(topic):
+    """INTERFACE.md threat model: forgeable checks are worth at most 10 % of a topic."""
+    specs = runner.collect(topic)
+    advisory = sum(s.points for s in specs if s.advisory)
+    assert advisory <= 0.1 * catalogue.get_topic(topic).points + 1e-9
+
+
+def test_gpu_tests_carry_no_points():
+    for topic in TOPICS:
+        assert all(s.points == 0 for s in runner.collect(topic) if s.gpu)

@@ -1,0 +1,227 @@
+"""The grading contract (DESIGN.md), one test per point, through the real sandbox."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import numpy as np
+import pytest
+
+from autograder import isolation
+from autograder.sandbox import (BadResult, BudgetExhausted, CallTimeout, ImportFailed, Limits,
+                                Session, Slot, StudentException, WorkerDied)
+from tests.helpers import ROOT
+
+PROBE = '''
+import os, sys, time
+import numpy as np
+
+def pid():
+    return os.getpid()
+
+def cwd_listing():
+    return sorted(os.listdir("."))
+
+def can_import(name):
+    try:
+        __import__(name)
+        return True
+    except Exception:
+        return False
+
+def read(path):
+    try:
+        with open(path, "rb") as f:
+            return len(f.read())
+    except Exception as exc:
+        return type(exc).__name__
+
+def patch_numpy():
+    np.allclose = lambda *a, **k: True
+    np.testing.assert_allclose = lambda *a, **k: None
+    return np.allclose(1, 2)
+
+def spin():
+    while True:
+        pass
+
+def die(code):
+    os._exit(code)
+
+def leave():
+    sys.exit(3)
+
+def segfault():
+    import ctypes
+    ctypes.string_at(0)
+
+def big(n):
+    return np.zeros(n, dtype=np.uint8)
+
+def hog(gib):
+    return len(bytearray(int(gib * 2**30)))
+
+def shout(n):
+    sys.stdout.write("x" * n)
+    sys.stdout.flush()
+    return n
+
+def forks(n):
+    kids = []
+    for _ in range(n):
+        try:
+            kids.append(os.fork())
+        except OSError:
+            break
+        if kids[-1] == 0:
+            time.sleep(30)
+            os._exit(0)
+    return len(kids)
+
+def uid():
+    return os.getuid()
+
+def connect():
+    import socket
+    try:
+        socket.create_connection(("127.0.0.1", 22), timeout=1)
+        return "connected"
+    except OSError as exc:
+        return type(exc).__name__
+'''
+
+
+@pytest.fixture
+def session(slot):
+    s = Session(slot, {"ex01_vectors": PROBE.encode()})
+    yield s
+    s.close()
+
+
+def call(s, name, *args):
+    return s.call("ex01_vectors", name, args)
+
+
+def test_student_code_runs_in_another_process(session):
+    assert call(session, "pid") != os.getpid()
+
+
+def test_monkeypatching_numpy_in_the_worker_leaves_the_grader_alone(session):
+    assert call(session, "patch_numpy") is True  # the worker's numpy is patched…
+    assert not np.allclose(1, 2)  # …ours is not
+    with pytest.raises(AssertionError):
+        np.testing.assert_allclose(1, 2)
+
+
+def test_worker_cwd_holds_only_the_submission(session):
+    assert call(session, "cwd_listing") == ["ex01_vectors.py"]
+
+
+def test_solutions_and_suites_are_not_importable(session):
+    for name in ("solutions", "solutions.ex01_vectors", "autograder.suites.hidden.ex01_vectors",
+                 "tests"):
+        assert call(session, "can_import", name) is False, name
+
+
+@pytest.mark.skipif(not isolation.is_root(), reason="file-system isolation needs root")
+def test_as_root_instructor_files_are_unreadable(session):
+    for path in (ROOT / "solutions" / "ex01_vectors.py",
+                 ROOT / "autograder" / "suites" / "hidden" / "ex01_vectors.py"):
+        assert isinstance(call(session, "read", str(path)), str), path  # an error name
+    assert call(session, "uid") != 0
+
+
+@pytest.mark.skipif(not isolation.is_root(), reason="network namespaces need root")
+def test_as_root_the_worker_has_no_network(session):
+    assert call(session, "connect") != "connected"
+
+
+def test_exceptions_arrive_as_names_and_messages(session):
+    with pytest.raises(StudentException) as info:
+        call(session, "read_missing")
+    assert "not defined" in str(info.value)
+    with pytest.raises(StudentException) as info:
+        call(session, "leave")  # sys.exit is an exception like any other
+    assert info.value.remote.is_a("SystemExit")
+
+
+def test_os_exit_and_segfault_become_results_and_the_worker_restarts(session):
+    with pytest.raises(WorkerDied, match="status 0"):
+        call(session, "die", 0)
+    with pytest.raises(WorkerDied, match="SIGSEGV"):
+        call(session, "segfault")
+    assert isinstance(call(session, "pid"), int)  # a fresh worker serves the next call
+
+
+def test_a_call_past_its_deadline_is_killed():
+    fast = Slot(0, Limits(call_seconds=1.0, submission_seconds=10.0))
+    try:
+        sess = Session(fast, {"ex01_vectors": PROBE.encode()})
+        t0 = time.monotonic()
+        with pytest.raises(CallTimeout):
+            call(sess, "spin")
+        assert time.monotonic() - t0 < 5
+        with pytest.raises(CallTimeout, match="earlier call timed out"):
+            call(sess, "spin")  # not run again: one loop costs one timeout
+        assert isinstance(call(sess, "pid"), int)  # other functions still run
+        sess.close()
+    finally:
+        fast.close()
+
+
+def test_the_submission_budget_is_enforced():
+    slot = Slot(0, Limits(call_seconds=1.0, submission_seconds=1.5))
+    try:
+        sess = Session(slot, {"ex01_vectors": PROBE.encode()})
+        with pytest.raises(CallTimeout):
+            call(sess, "spin")
+        sess.timed_out.clear()  # a different function would run…
+        with pytest.raises((CallTimeout, BudgetExhausted)):
+            call(sess, "spin")
+        with pytest.raises(BudgetExhausted):
+            call(sess, "pid")  # …until the budget is gone
+        sess.close()
+    finally:
+        slot.close()
+
+
+def test_memory_is_capped(session):
+    with pytest.raises((StudentException, WorkerDied)) as info:
+        call(session, "hog", 6)
+    if isinstance(info.value, StudentException):
+        assert info.value.remote.is_a("MemoryError")
+
+
+def test_results_over_64_mib_fail_cleanly(session):
+    assert call(session, "big", 1000).shape == (1000,)
+    with pytest.raises(BadResult, match="MiB"):
+        call(session, "big", 80 * 2**20)
+
+
+def test_output_is_capped_at_one_mib():
+    slot = Slot(0, Limits(output_bytes=2**20))
+    try:
+        sess = Session(slot, {"ex01_vectors": PROBE.encode()})
+        with pytest.raises((StudentException, WorkerDied)):
+            call(sess, "shout", 3 * 2**20)
+        text = sess.close()
+        assert len(text) <= 2**20 + 200
+    finally:
+        slot.close()
+
+
+@pytest.mark.skipif(not isolation.is_root(), reason="RLIMIT_NPROC binds only a non-root uid")
+def test_process_count_is_capped(session):
+    assert call(session, "forks", 200) < 100
+
+
+def test_import_failure_is_reported_once(slot):
+    s = Session(slot, {"ex01_vectors": b"import numpy as np\nraise RuntimeError('boom')\n"})
+    try:
+        with pytest.raises(ImportFailed, match="RuntimeError: boom"):
+            s.load("ex01_vectors")
+        with pytest.raises(ImportFailed):
+            s.call("ex01_vectors", "dot", ([1.0], [2.0]))
+    finally:
+        s.close()

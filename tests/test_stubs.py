@@ -1,0 +1,67 @@
+"""Stubs are generated from solutions, hold no solution code, and fail cleanly."""
+
+from __future__ import annotations
+
+import pytest
+
+from autograder import catalogue, stubs
+from tests.helpers import EXERCISES, ROOT, SOLUTIONS
+
+TOPICS = catalogue.topic_modules()
+
+
+def test_exercises_folder_matches_the_generator():
+    """Edit solutions/ and run `course stubs`; never edit exercises/ by hand."""
+    generated = stubs.generate_all(ROOT)
+    assert {p.name for p in generated} == {f"{t}.py" for t in TOPICS}
+    for path, text in generated.items():
+        assert path.exists(), f"{path.name} missing: run `course stubs`"
+        assert path.read_text("utf-8") == text, f"{path.name} drifted: run `course stubs`"
+
+
+@pytest.mark.parametrize("topic", TOPICS)
+def test_no_solution_body_leaks_into_the_stub(topic):
+    stub = (EXERCISES / f"{topic}.py").read_text("utf-8")
+    assert stubs.BEGIN not in stub and stubs.END not in stub
+    for body in stubs.solution_bodies((SOLUTIONS / f"{topic}.py").read_text("utf-8")):
+        code = [ln.strip() for ln in body.splitlines()
+                if ln.strip() and not ln.strip().startswith(("#", "raise ValueError", "return"))]
+        leaked = [ln for ln in code if len(ln) > 30 and ln in stub]
+        assert not leaked, f"solution lines in the stub: {leaked[:3]}"
+
+
+@pytest.mark.parametrize("topic", TOPICS)
+def test_every_stub_body_names_its_exercise(topic):
+    stub = (EXERCISES / f"{topic}.py").read_text("utf-8")
+    for ex in catalogue.get_topic(topic).exercises:
+        assert f'raise NotImplementedError("{topic}.{ex.name}' in stub
+        assert f"# --8<-- [start:{ex.name}]" in stub and f"# --8<-- [end:{ex.name}]" in stub
+
+
+def test_unbalanced_markers_are_refused():
+    topic = catalogue.get_topic("ex01_vectors")
+    src = 'def dot(u, v):\n    """Doc."""\n    ### BEGIN SOLUTION\n    return 0\n'
+    with pytest.raises(stubs.StubError, match="has no"):
+        stubs.make_stub(src, topic)
+    with pytest.raises(stubs.StubError, match="without"):
+        stubs.make_stub('def dot(u, v):\n    ### END SOLUTION\n    return 0\n', topic)
+    with pytest.raises(stubs.StubError, match="not in the catalogue"):
+        stubs.make_stub("def helper():\n    ### BEGIN SOLUTION\n    pass\n    ### END SOLUTION\n",
+                        topic)
+
+
+def test_stub_keeps_signature_docstring_and_imports():
+    topic = catalogue.get_topic("ex01_vectors")
+    src = ('import numpy as np\n\n\ndef dot(u: np.ndarray, v: np.ndarray) -> float:\n'
+           '    """Dot product. Example: dot([1], [2]) == 2.0"""\n'
+           '    ### BEGIN SOLUTION\n    return float(np.dot(u, v))\n    ### END SOLUTION\n')
+    out = stubs.make_stub(src, topic)
+    assert "import numpy as np" in out
+    assert "def dot(u: np.ndarray, v: np.ndarray) -> float:" in out
+    assert '"""Dot product. Example: dot([1], [2]) == 2.0"""' in out
+    assert "np.dot(u, v)" not in out
+    assert "# TODO:" in out
+    ns: dict = {}
+    exec(compile(out, "stub", "exec"), ns)  # the stub is valid Python
+    with pytest.raises(NotImplementedError, match="ex01_vectors.dot"):
+        ns["dot"]([1.0], [2.0])

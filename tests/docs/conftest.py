@@ -23,7 +23,7 @@ LESSONS = sorted((DOCS / "lessons").glob("*.md"))
 
 def mkdocs_env() -> dict[str, str]:
     env = dict(os.environ)
-    env["NO_MKDOCS_2_WARNING"] = "1"     # mkdocs-material's banner, not a warning of ours
+    env["NO_MKDOCS_2_WARNING"] = "1"  # mkdocs-material's banner, not a warning of ours
     env.pop("COURSE_FIGURES", None)
     return env
 
@@ -33,7 +33,12 @@ def build_site(dest: Path) -> subprocess.CompletedProcess:
     subprocess.run(["bash", str(ROOT / "scripts" / "setup_docs.sh")], check=True, cwd=ROOT)
     return subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(dest)],
-        cwd=ROOT, env=mkdocs_env(), capture_output=True, text=True, timeout=600,
+        cwd=ROOT,
+        env=mkdocs_env(),
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
     )
 
 
@@ -42,7 +47,7 @@ def built_site(tmp_path_factory) -> Path:
     """The site built with ``--strict``; fails (with mkdocs's output) if the build does."""
     shared = tmp_path_factory.getbasetemp()
     if os.environ.get("PYTEST_XDIST_WORKER"):
-        shared = shared.parent                # common to every worker of this run
+        shared = shared.parent  # common to every worker of this run
     site = shared / "docs-site"
     log = shared / "docs-build.log"
     with open(shared / "docs-build.lock", "w") as lock:
@@ -51,7 +56,9 @@ def built_site(tmp_path_factory) -> Path:
             t0 = time.monotonic()
             proc = build_site(site)
             status = "ok" if proc.returncode == 0 else f"failed ({proc.returncode})"
-            log.write_text(f"{status} in {time.monotonic() - t0:.1f} s\n{proc.stdout}\n{proc.stderr}")
+            log.write_text(
+                f"{status} in {time.monotonic() - t0:.1f} s\n{proc.stdout}\n{proc.stderr}"
+            )
     text = log.read_text()
     assert text.startswith("ok"), f"mkdocs build --strict failed:\n{text[-6000:]}"
     return site

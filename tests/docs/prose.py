@@ -10,12 +10,12 @@ NUMBER = re.compile(r"(?<![\w.,])\d{1,3}(?:,\d{3})+(?!\w)|(?<![\w.,])\d+(?:\.\d+
 
 def prose_of(markdown: str) -> str:
     """The lesson's text without code blocks, snippet includes, attribute lists and links."""
-    text = re.sub(r"^```.*?^```", " ", markdown, flags=re.M | re.S)     # fenced code
-    text = re.sub(r"^\s*--8<--.*$", " ", text, flags=re.M)              # snippet includes
-    text = re.sub(r"\{[#:][^}]*\}|\{ width=\"\d+\" \}", " ", text)       # {#anchor}, { width }
-    text = re.sub(r"\]\([^)]*\)", "]", text)                             # link targets
-    text = re.sub(r"`[^`\n]*`", " ", text)                               # inline code
-    return text.replace("{,}", ",")                                      # 12{,}288 -> 12,288
+    text = re.sub(r"^```.*?^```", " ", markdown, flags=re.MULTILINE | re.DOTALL)  # fenced code
+    text = re.sub(r"^\s*--8<--.*$", " ", text, flags=re.MULTILINE)  # snippet includes
+    text = re.sub(r"\{[#:][^}]*\}|\{ width=\"\d+\" \}", " ", text)  # {#anchor}, { width }
+    text = re.sub(r"\]\([^)]*\)", "]", text)  # link targets
+    text = re.sub(r"`[^`\n]*`", " ", text)  # inline code
+    return text.replace("{,}", ",")  # 12{,}288 -> 12,288
 
 
 def numbers_in_prose(markdown: str) -> list[str]:

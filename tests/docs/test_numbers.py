@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 import pytest
@@ -34,9 +34,9 @@ from .prose import numbers_in_prose, prose_of
 @dataclass(frozen=True)
 class Claim:
     lesson: str
-    text: str                       # as the lesson writes it
-    compute: Callable[[], str]      # the same text, produced from the solutions
-    wrong: bool = False             # a value the lesson quotes as a mistake: must NOT match
+    text: str  # as the lesson writes it
+    compute: Callable[[], str]  # the same text, produced from the solutions
+    wrong: bool = False  # a value the lesson quotes as a mistake: must NOT match
 
 
 def fmt(value: float, spec: str) -> str:
@@ -61,7 +61,7 @@ L2 = "02-projections.md"
 X_toy = np.array([[1.0, 0.0, 2.0, -1.0], [0.0, 1.0, 1.0, 1.0]])
 W_Q = np.array([[1, 0], [0, 1], [1, -1], [0, 1]], dtype=float)
 W_K = np.array([[0, 1], [1, 0], [-1, 1], [1, 0]], dtype=float)
-W_up = np.array([[0.6, 0.1], [0.25, 0.3], [0.5, 0.5]])          # column form, as printed
+W_up = np.array([[0.6, 0.1], [0.25, 0.3], [0.5, 0.5]])  # column form, as printed
 W_down = np.array([[0.4, 0.5, 0.2], [0.3, 0.1, 0.6]])
 
 
@@ -81,8 +81,7 @@ def null_direction():
 
 
 def gpt2_weights() -> dict[str, int]:
-    mm = ex2.transformer_matmuls(d_model=768, n_heads=12, d_ff=3072, vocab_size=50257,
-                                 seq_len=1024)
+    mm = ex2.transformer_matmuls(d_model=768, n_heads=12, d_ff=3072, vocab_size=50257, seq_len=1024)
     return {m.name: m.b_shape[0] * m.b_shape[1] for m in mm}
 
 
@@ -178,18 +177,41 @@ CLAIMS = [
     Claim(L2, "[1, 1]", lambda: vec(toy_qk()[1][1], ".0f")),
     Claim(L2, "q_2 = [1, 1]", lambda: "q_2 = " + vec(toy_qk()[0][1], ".0f")),
     Claim(L2, "k_1 = [-3, 3]", lambda: "k_1 = " + vec(toy_qk()[1][0], ".0f")),
-    Claim(L2, "-18 & 0 \\\\ 0 & 2", lambda: "{:.0f} & {:.0f} \\\\ {:.0f} & {:.0f}".format(
-        *(ex2.attention_scores(*toy_qk(), scale=1.0).ravel() + 0.0))),
-    Claim(L2, "-12.73 & 0 \\\\ 0 & 1.41", lambda: "{:.2f} & {:.0f} \\\\ {:.0f} & {:.2f}".format(
-        *(ex2.attention_scores(*toy_qk()).ravel() + 0.0))),
-    Claim(L2, "1.414", lambda: fmt(1 / ex2.attention_scores(np.array([[1.0, 0.0]]),
-                                                            np.array([[1.0, 0.0]]))[0, 0], ".3f")),
-    Claim(L2, "\\frac{3 - 3}{\\sqrt 2} = \\frac{0}{1.414} = 0",
-          lambda: "\\frac{3 - 3}{\\sqrt 2} = \\frac{0}{1.414} = "
-          + fmt(ex2.attention_scores(*toy_qk())[0, 1] + 0.0, ".0f")),
+    Claim(
+        L2,
+        "-18 & 0 \\\\ 0 & 2",
+        lambda: "{:.0f} & {:.0f} \\\\ {:.0f} & {:.0f}".format(
+            *(ex2.attention_scores(*toy_qk(), scale=1.0).ravel() + 0.0)
+        ),
+    ),
+    Claim(
+        L2,
+        "-12.73 & 0 \\\\ 0 & 1.41",
+        lambda: "{:.2f} & {:.0f} \\\\ {:.0f} & {:.2f}".format(
+            *(ex2.attention_scores(*toy_qk()).ravel() + 0.0)
+        ),
+    ),
+    Claim(
+        L2,
+        "1.414",
+        lambda: fmt(
+            1 / ex2.attention_scores(np.array([[1.0, 0.0]]), np.array([[1.0, 0.0]]))[0, 0], ".3f"
+        ),
+    ),
+    Claim(
+        L2,
+        "\\frac{3 - 3}{\\sqrt 2} = \\frac{0}{1.414} = 0",
+        lambda: (
+            "\\frac{3 - 3}{\\sqrt 2} = \\frac{0}{1.414} = "
+            + fmt(ex2.attention_scores(*toy_qk())[0, 1] + 0.0, ".0f")
+        ),
+    ),
     Claim(L2, "0.51 \\\\ 0.29 \\\\ 0.55", lambda: " \\\\ ".join(f"{v:.2f}" for v in lifted())),
-    Claim(L2, "0.459 \\\\ 0.512",
-          lambda: " \\\\ ".join(f"{v:.3f}" for v in ex2.linear(lifted(), W_down.T))),
+    Claim(
+        L2,
+        "0.459 \\\\ 0.512",
+        lambda: " \\\\ ".join(f"{v:.3f}" for v in ex2.linear(lifted(), W_down.T)),
+    ),
     Claim(L2, "[0.459, 0.512]", lambda: vec(ex2.linear(cat, ex2.compose(W_up.T, W_down.T)))),
     Claim(L2, "[0.28, -0.18, -0.11]", lambda: vec(null_direction(), ".2f")),
     Claim(L2, "0.841", lambda: fmt(ex2.gelu(np.array(1.0)), ".3f")),
@@ -200,22 +222,31 @@ CLAIMS = [
     Claim(L2, "84,934,656", lambda: f"{12 * gpt2_layer():,}"),
     Claim(L2, "38,597,376", lambda: f"{gpt2_weights()['embed']:,}"),
     Claim(L2, "123,532,032", lambda: f"{12 * gpt2_layer() + gpt2_weights()['embed']:,}"),
-    Claim(L2, "4,096", lambda: f"{16 * 256:,}"),        # 16 query heads of width 256
-    Claim(L2, "8,192", lambda: f"{2 * 16 * 256:,}"),    # queries plus the gate
+    Claim(L2, "4,096", lambda: f"{16 * 256:,}"),  # 16 query heads of width 256
+    Claim(L2, "8,192", lambda: f"{2 * 16 * 256:,}"),  # queries plus the gate
     # lesson 3
     Claim(L3, "[0.659, 0.242, 0.099]", lambda: vec(ex3.softmax(z3))),
     Claim(L3, "88.72", lambda: fmt(np.log(np.finfo(np.float32).max), ".2f")),
     Claim(L3, "88.7", lambda: fmt(np.log(float(torch.finfo(torch.bfloat16).max)), ".1f")),
-    Claim(L3, "3.4 \\times 10^{38}", lambda: fmt(np.finfo(np.float32).max / 1e38, ".1f")
-          + " \\times 10^{38}"),
-    Claim(L3, "3.39 \\times 10^{38}", lambda: fmt(torch.finfo(torch.bfloat16).max / 1e38, ".2f")
-          + " \\times 10^{38}"),
+    Claim(
+        L3,
+        "3.4 \\times 10^{38}",
+        lambda: fmt(np.finfo(np.float32).max / 1e38, ".1f") + " \\times 10^{38}",
+    ),
+    Claim(
+        L3,
+        "3.39 \\times 10^{38}",
+        lambda: fmt(torch.finfo(torch.bfloat16).max / 1e38, ".2f") + " \\times 10^{38}",
+    ),
     Claim(L3, "65,504", lambda: f"{float(np.finfo(np.float16).max):,.0f}"),
     Claim(L3, "11.09", lambda: fmt(np.log(float(np.finfo(np.float16).max)), ".2f")),
     Claim(L3, "[0.269, 0.731]", lambda: vec(ex3.softmax(np.array([1000.0, 1001.0])))),
     Claim(L3, "0.982", lambda: fmt(ex3.softmax(z3, temperature=0.25)[0], ".3f")),
-    Claim(L3, "0.4, 0.327 and 0.273", lambda: "{:.3g}, {:.3g} and {:.3g}".format(
-        *ex3.softmax(z3, temperature=5.0))),
+    Claim(
+        L3,
+        "0.4, 0.327 and 0.273",
+        lambda: "{:.3g}, {:.3g} and {:.3g}".format(*ex3.softmax(z3, temperature=5.0)),
+    ),
     Claim(L3, "200", lambda: fmt(z3[0] / 0.01, ".0f")),
     Claim(L3, "7.2 \\times 10^{86}", lambda: fmt(math.exp(200) / 1e86, ".1f") + " \\times 10^{86}"),
     Claim(L3, "0.847", lambda: fmt(entropy(ex3.softmax(z3)), ".3f")),
@@ -224,74 +255,177 @@ CLAIMS = [
     Claim(L3, "[-1000, 0]", lambda: vec(ex3.log_softmax(np.array([0.0, 1000.0])) + 0.0, ".0f")),
     Claim(L3, "[0.225, 0.184, 0.089]", lambda: vec(np.diag(ex3.softmax_jacobian(ex3.softmax(z3))))),
     Claim(L3, "0.99995", lambda: fmt(ex3.softmax(np.array([20.0, 10.0, 1.0]))[0], ".5f")),
-    Claim(L3, "4.5 \\times 10^{-5}", lambda: fmt(np.abs(ex3.softmax_jacobian(
-        ex3.softmax(np.array([20.0, 10.0, 1.0])))).max() * 1e5, ".1f") + " \\times 10^{-5}"),
+    Claim(
+        L3,
+        "4.5 \\times 10^{-5}",
+        lambda: (
+            fmt(
+                np.abs(ex3.softmax_jacobian(ex3.softmax(np.array([20.0, 10.0, 1.0])))).max() * 1e5,
+                ".1f",
+            )
+            + " \\times 10^{-5}"
+        ),
+    ),
     Claim(L3, "1.135", lambda: fmt(running_sum([1.0, 3.0]), ".3f")),
     Claim(L3, "1.203", lambda: fmt(running_sum([1.0, 3.0, 2.0, 5.0]), ".3f")),
     # lesson 4
-    Claim(L4, "\\sqrt{21.25} \\approx 4.610", lambda: "\\sqrt{" + fmt((worked_S() ** 2).sum(), ".2f")
-          + "} \\approx " + fmt(np.linalg.norm(worked_matrix()), ".3f")),
+    Claim(
+        L4,
+        "\\sqrt{21.25} \\approx 4.610",
+        lambda: (
+            "\\sqrt{"
+            + fmt((worked_S() ** 2).sum(), ".2f")
+            + "} \\approx "
+            + fmt(np.linalg.norm(worked_matrix()), ".3f")
+        ),
+    ),
     Claim(L4, "1.118", lambda: fmt(ex4.eckart_young_error(worked_matrix(), 2), ".3f")),
     Claim(L4, "75.3", lambda: fmt(energy_share(1), ".1f")),
     Claim(L4, "94.1", lambda: fmt(energy_share(2), ".1f")),
     Claim(L4, "needs $k = 2$", lambda: f"needs $k = {ex4.rank_for_energy(worked_S(), 0.9)}$"),
-    Claim(L4, "(2/4)^2 = 0.25", lambda: "(2/4)^2 = " + fmt((worked_S()[1] / worked_S()[0]) ** 2, ".2f")),
+    Claim(
+        L4,
+        "(2/4)^2 = 0.25",
+        lambda: "(2/4)^2 = " + fmt((worked_S()[1] / worked_S()[0]) ** 2, ".2f"),
+    ),
     Claim(L4, "16,777,216", lambda: f"{lora_counts()[1]:,}"),
     Claim(L4, "65,536", lambda: f"{lora_counts()[0]:,}"),
     Claim(L4, "0.39", lambda: fmt(100 * lora_counts()[0] / lora_counts()[1], ".2f")),
-    Claim(L4, "the factor $\\alpha / r$ is 2", lambda: "the factor $\\alpha / r$ is "
-          + fmt(lora_counts()[2], "g")),
+    Claim(
+        L4,
+        "the factor $\\alpha / r$ is 2",
+        lambda: "the factor $\\alpha / r$ is " + fmt(lora_counts()[2], "g"),
+    ),
     # lesson 5
-    Claim("05-attention.md", "67,712", lambda: f"{int(128 * 23 ** 2):,}"),
+    Claim("05-attention.md", "67,712", lambda: f"{(128 * 23**2):,}"),
     Claim("05-attention.md", "65,504", lambda: f"{torch.finfo(torch.float16).max:,.0f}"),
-    Claim("05-attention.md", "768 = 12 \\times 64", lambda: "768 = 12 \\times {}".format(
-        ex5.split_heads(torch.zeros(1, 1, 768), 12).shape[-1])),
+    Claim(
+        "05-attention.md",
+        "768 = 12 \\times 64",
+        lambda: f"768 = 12 \\times {ex5.split_heads(torch.zeros(1, 1, 768), 12).shape[-1]}",
+    ),
     # lesson 6
     Claim(L6, "[-0.3, 0.8]", lambda: vec(ex6.rotation_matrix(math.pi / 2) @ cat + 0.0, ".1f")),
     Claim(L6, "0.854", lambda: fmt(np.linalg.norm(ex6.rotation_matrix(1.234) @ cat), ".3f")),
     Claim(L6, "0.000133", lambda: fmt(ex6.rope_angles(np.array([1]), 64)[0, -1], ".6f")),
     Claim(L6, "192", lambda: str(256 - 64)),
-    Claim(L6, "\\sqrt{7.5} \\approx 2.739", lambda: "\\sqrt{" + fmt(np.mean(x6 ** 2), "g")
-          + "} \\approx " + fmt(x6[0] / ex6.rms_norm(x6, np.ones(4))[0], ".3f")),
+    Claim(
+        L6,
+        "\\sqrt{7.5} \\approx 2.739",
+        lambda: (
+            "\\sqrt{"
+            + fmt(np.mean(x6**2), "g")
+            + "} \\approx "
+            + fmt(x6[0] / ex6.rms_norm(x6, np.ones(4))[0], ".3f")
+        ),
+    ),
     Claim(L6, "[0.365, 0.730, 1.095, 1.461]", lambda: vec(ex6.rms_norm(x6, np.ones(4)))),
-    Claim(L6, "[-1.342, -0.447, 0.447, 1.342]",
-          lambda: vec(ex6.layer_norm(x6, np.ones(4), np.zeros(4)))),
+    Claim(
+        L6,
+        "[-1.342, -0.447, 0.447, 1.342]",
+        lambda: vec(ex6.layer_norm(x6, np.ones(4), np.zeros(4))),
+    ),
     Claim(L6, "the mean is 2.5", lambda: "the mean is " + fmt(x6.mean(), "g")),
     Claim(L6, "the variance 1.25", lambda: "the variance " + fmt(x6.var(), "g")),
     # lesson 7
-    Claim(L7, "0.9^{50} \\approx 0.00515", lambda: "0.9^{50} \\approx " + fmt(rnn_gradient_norm(0.9), ".5f")),
-    Claim(L7, "1.1^{50} \\approx 117.4", lambda: "1.1^{50} \\approx " + fmt(rnn_gradient_norm(1.1), ".1f")),
+    Claim(
+        L7,
+        "0.9^{50} \\approx 0.00515",
+        lambda: "0.9^{50} \\approx " + fmt(rnn_gradient_norm(0.9), ".5f"),
+    ),
+    Claim(
+        L7,
+        "1.1^{50} \\approx 117.4",
+        lambda: "1.1^{50} \\approx " + fmt(rnn_gradient_norm(1.1), ".1f"),
+    ),
     Claim(L7, "40,002", lambda: f"{ex7.condition_number(np.array([[1, 1], [1, 1.0001]])):,.0f}"),
-    Claim(L7, "about 4.6", lambda: "about " + fmt(np.log10(ex7.condition_number(
-        np.array([[1, 1], [1, 1.0001]]))), ".1f")),
-    Claim(L7, "0.73 & 0.69 \\\\ 0.69 & 0.85", lambda: "{:.2f} & {:.2f} \\\\ {:.2f} & {:.2f}".format(
-        *ex7.gram_matrix(np.stack([cat, dog])).ravel())),
-    Claim(L7, "0.1444 > 0", lambda: fmt(np.linalg.det(ex7.gram_matrix(np.stack([cat, dog]))), ".4f")
-          + (" > 0" if ex7.is_positive_definite(ex7.gram_matrix(np.stack([cat, dog]))) else "")),
-    Claim(L7, "0.1495, 0.2226, 0.3284", lambda: "{:.4f}, {:.4f}, {:.4f}".format(
-        *(newton_schulz_value(k) for k in (1, 2, 3)))),
-    Claim(L7, "reaches 1.0 to four decimals after nine steps",
-          lambda: "reaches {:.1f} to four decimals after {} steps".format(
-              round(newton_schulz_value(9), 4),
-              "nine" if round(newton_schulz_value(8), 4) < 1 <= round(newton_schulz_value(9), 4)
-              else "?")),
+    Claim(
+        L7,
+        "about 4.6",
+        lambda: (
+            "about " + fmt(np.log10(ex7.condition_number(np.array([[1, 1], [1, 1.0001]]))), ".1f")
+        ),
+    ),
+    Claim(
+        L7,
+        "0.73 & 0.69 \\\\ 0.69 & 0.85",
+        lambda: "{:.2f} & {:.2f} \\\\ {:.2f} & {:.2f}".format(
+            *ex7.gram_matrix(np.stack([cat, dog])).ravel()
+        ),
+    ),
+    Claim(
+        L7,
+        "0.1444 > 0",
+        lambda: (
+            fmt(np.linalg.det(ex7.gram_matrix(np.stack([cat, dog]))), ".4f")
+            + (" > 0" if ex7.is_positive_definite(ex7.gram_matrix(np.stack([cat, dog]))) else "")
+        ),
+    ),
+    Claim(
+        L7,
+        "0.1495, 0.2226, 0.3284",
+        lambda: "{:.4f}, {:.4f}, {:.4f}".format(*(newton_schulz_value(k) for k in (1, 2, 3))),
+    ),
+    Claim(
+        L7,
+        "reaches 1.0 to four decimals after nine steps",
+        lambda: "reaches {:.1f} to four decimals after {} steps".format(
+            round(newton_schulz_value(9), 4),
+            "nine"
+            if round(newton_schulz_value(8), 4) < 1 <= round(newton_schulz_value(9), 4)
+            else "?",
+        ),
+    ),
     Claim(L7, "122,944", lambda: f"{ex7.sliding_window_mask(1024, 128).sum():,}"),
     Claim(L7, "1,048,576", lambda: f"{ex7.sliding_window_mask(1024, 128).size:,}"),
-    Claim(L7, "11.7", lambda: fmt(100 * ex7.mask_density(ex7.sliding_window_mask(1024, 128)), ".1f")),
-    Claim(L7, "50.05", lambda: fmt(100 * ex7.mask_density(ex7.sliding_window_mask(1024, 1024)), ".2f")),
+    Claim(
+        L7, "11.7", lambda: fmt(100 * ex7.mask_density(ex7.sliding_window_mask(1024, 128)), ".1f")
+    ),
+    Claim(
+        L7, "50.05", lambda: fmt(100 * ex7.mask_density(ex7.sliding_window_mask(1024, 1024)), ".2f")
+    ),
 ]
 
 # Numbers a lesson states rather than computes: example inputs, model sizes, settings.
 GIVEN = {
     L1: {"0.8", "0.3", "0.6", "0.7", "500", "499", "180", "50,257", "768", "4,096", "12,288"},
-    L2: {"0.8", "0.3", "0.6", "0.1", "0.25", "0.5", "0.4", "0.2", "768", "3072", "50,257",
-         "1,024", "124", "2,048", "512", "256"},
+    L2: {
+        "0.8",
+        "0.3",
+        "0.6",
+        "0.1",
+        "0.25",
+        "0.5",
+        "0.4",
+        "0.2",
+        "768",
+        "3072",
+        "50,257",
+        "1,024",
+        "124",
+        "2,048",
+        "512",
+        "256",
+    },
     L3: {"2.0", "1.0", "0.1", "0.25", "0.5", "1000", "1001", "0.01"},
     L4: {"0.5", "4096"},
     "05-attention.md": {"100", "128", "768"},
     L6: {"0.8", "0.3", "10,000", "256"},
-    L7: {"0.9", "1.1", "1.0", "0.1", "0.5", "1.5", "1.0001", "0.69", "0.73", "0.85", "100",
-         "1024", "128"},
+    L7: {
+        "0.9",
+        "1.1",
+        "1.0",
+        "0.1",
+        "0.5",
+        "1.5",
+        "1.0001",
+        "0.69",
+        "0.73",
+        "0.85",
+        "100",
+        "1024",
+        "128",
+    },
 }
 
 
@@ -303,12 +437,17 @@ def lesson_text(name: str) -> str:
 @pytest.mark.parametrize("claim", CLAIMS, ids=lambda c: f"{c.lesson}:{c.text!r}")
 def test_claim_matches_solutions(claim: Claim):
     assert claim.text in lesson_text(claim.lesson), (
-        f"{claim.lesson} no longer says {claim.text!r}: update the claim or the lesson")
+        f"{claim.lesson} no longer says {claim.text!r}: update the claim or the lesson"
+    )
     computed = claim.compute()
     if claim.wrong:
-        assert computed != claim.text, f"{claim.text!r} is quoted as a slip but is what the solutions give"
+        assert computed != claim.text, (
+            f"{claim.text!r} is quoted as a slip but is what the solutions give"
+        )
     else:
-        assert computed == claim.text, f"{claim.lesson} says {claim.text!r}; the solutions give {computed!r}"
+        assert computed == claim.text, (
+            f"{claim.lesson} says {claim.text!r}; the solutions give {computed!r}"
+        )
 
 
 @pytest.mark.parametrize("lesson", sorted(GIVEN))
@@ -317,8 +456,10 @@ def test_every_number_is_accounted_for(lesson: str):
     known = set(numbers_in_prose(claimed)) | GIVEN[lesson]
     text = (DOCS / "lessons" / lesson).read_text(encoding="utf-8")
     unchecked = sorted(set(numbers_in_prose(text)) - known)
-    assert not unchecked, (f"{lesson} quotes numbers no test checks: {unchecked}; add a Claim "
-                           "computing each from the solutions (or list a stated input in GIVEN)")
+    assert not unchecked, (
+        f"{lesson} quotes numbers no test checks: {unchecked}; add a Claim "
+        "computing each from the solutions (or list a stated input in GIVEN)"
+    )
 
 
 def test_every_lesson_is_covered():

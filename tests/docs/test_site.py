@@ -11,7 +11,7 @@ import pytest
 
 from autograder import catalogue
 
-from .conftest import DOCS, LESSONS, ROOT
+from .conftest import LESSONS, ROOT
 
 pytestmark = pytest.mark.slow
 
@@ -66,7 +66,7 @@ def test_catalogue_lesson_anchors_exist(built_site, topic):
 @pytest.mark.parametrize("topic", TOPICS, ids=lambda t: t.module)
 def test_lesson_ends_with_exercise_box(built_site, topic):
     html = page(built_site, topic.lesson_page)
-    box = html[html.rindex('id="exercise"'):]
+    box = html[html.rindex('id="exercise"') :]
     assert f"exercises/{topic.module}.py" in box
     text = re.sub(r"<[^>]+>", "", box)
     assert re.search(rf"course check {topic.number}\b", text), "no `course check N`"
@@ -99,22 +99,32 @@ def test_no_external_hosts(built_site):
             if re.match(r"^(https?:)?//", url):
                 external.append(f"{f.relative_to(built_site)}: <{tag}> {url}")
     for f in built_site.rglob("*.css"):
-        for url in re.findall(r"url\(\s*['\"]?((?:https?:)?//[^)'\"]+)", f.read_text(errors="ignore")):
+        for url in re.findall(
+            r"url\(\s*['\"]?((?:https?:)?//[^)'\"]+)", f.read_text(errors="ignore")
+        ):
             external.append(f"{f.relative_to(built_site)}: url({url})")
-        for url in re.findall(r"@import\s+(?:url\()?['\"]?((?:https?:)?//[^'\")]+)", f.read_text(errors="ignore")):
+        for url in re.findall(
+            r"@import\s+(?:url\()?['\"]?((?:https?:)?//[^'\")]+)", f.read_text(errors="ignore")
+        ):
             external.append(f"{f.relative_to(built_site)}: @import {url}")
     assert not external, "\n".join(external[:20])
     assert (built_site / "assets" / "vendor" / "mathjax" / "tex-mml-chtml.js").is_file()
-    assert any((built_site / "assets" / "vendor" / "mathjax" / "output" / "chtml" / "fonts"
-                / "woff-v2").glob("*.woff"))
+    assert any(
+        (
+            built_site / "assets" / "vendor" / "mathjax" / "output" / "chtml" / "fonts" / "woff-v2"
+        ).glob("*.woff")
+    )
 
 
 def test_no_solution_code_on_the_site(built_site):
     solution_lines = set()
     for f in (ROOT / "solutions").glob("ex*.py"):
-        body = re.findall(r"### BEGIN SOLUTION\n(.*?)### END SOLUTION", f.read_text(), flags=re.S)
-        solution_lines |= {line.strip() for block in body for line in block.splitlines()
-                           if len(line.strip()) > 30}
+        body = re.findall(
+            r"### BEGIN SOLUTION\n(.*?)### END SOLUTION", f.read_text(), flags=re.DOTALL
+        )
+        solution_lines |= {
+            line.strip() for block in body for line in block.splitlines() if len(line.strip()) > 30
+        }
     assert solution_lines, "found no solution bodies to look for"
     for f in built_site.rglob("*"):
         if f.suffix in (".html", ".py", ".ipynb", ".md", ".txt", ".json"):
@@ -136,12 +146,17 @@ def test_api_reference_documents_every_exercise(built_site, topic):
 def test_lessons_paste_no_code():
     """Code in a lesson is included from a source file, never pasted into the markdown."""
     for lesson in LESSONS:
-        blocks = re.findall(r"^```(\w*)\n(.*?)^```", lesson.read_text(encoding="utf-8"), flags=re.M | re.S)
+        blocks = re.findall(
+            r"^```(\w*)\n(.*?)^```",
+            lesson.read_text(encoding="utf-8"),
+            flags=re.MULTILINE | re.DOTALL,
+        )
         for lang, body in blocks:
             if lang in ("python", "py"):
                 lines = [line for line in body.splitlines() if line.strip()]
                 assert all(line.strip().startswith("--8<--") for line in lines), (
-                    f"{lesson.name} pastes code; include it with a snippet section instead")
+                    f"{lesson.name} pastes code; include it with a snippet section instead"
+                )
 
 
 def test_search_index_has_the_lessons(built_site):

@@ -1,0 +1,292 @@
+"""mkdocs hook: make the lesson site's figures, tables, exercise boxes and notebooks from code.
+
+Runs before every build (``on_pre_build``) and writes into ``docs/generated/`` (git-ignored):
+
+- ``figures/*.svg``: every figure of every lesson, drawn by running the companion notebooks'
+  sources (``docs/notebooks/NN-*.py``, jupytext percent scripts) with ``COURSE_FIGURES`` set,
+  so the pictures on the site are exactly the ones a reader's notebook draws, from the solutions;
+- ``gpt2-matmuls.md``: GPT-2 small's matmul catalogue, built by ``transformer_matmuls``;
+- ``exercise-exNN_*.md``: each lesson's closing exercise box, read from the one catalogue
+  (``autograder/catalogue.toml``), with the stubs included by their snippet sections;
+- ``notebooks/NN-*.ipynb``: the companion notebooks, for download.
+
+Files are rewritten only when their bytes change (``mkdocs serve`` watches ``docs/``), and the
+whole step is skipped when none of its inputs changed since the last run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import logging
+import os
+import re
+import runpy
+import sys
+import tempfile
+import warnings
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+DOCS = ROOT / "docs"
+GENERATED = DOCS / "generated"
+NOTEBOOKS = DOCS / "notebooks"
+CATALOGUE = ROOT / "autograder" / "catalogue.toml"
+
+# GPT-2 small, as the lesson on projections quotes it; the context length is GPT-2's 1024.
+GPT2_SMALL = {"d_model": 768, "n_heads": 12, "d_ff": 3072, "vocab_size": 50257, "seq_len": 1024}
+GPT2_LAYERS = 12
+
+log = logging.getLogger("mkdocs.hooks.build_assets")
+
+
+# ----------------------------------------------------------------------------- helpers
+def write_if_changed(path: Path, data: bytes | str) -> bool:
+    """Write ``data`` to ``path`` unless it already holds exactly that; True if written."""
+    if isinstance(data, str):
+        data = data.encode()
+    if path.exists() and path.read_bytes() == data:
+        return False
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_bytes(data)
+    tmp.replace(path)
+    return True
+
+
+def inputs_digest() -> str:
+    """A hash of everything the generated files depend on."""
+    files = [Path(__file__), CATALOGUE]
+    for folder in ("solutions", "exercises"):
+        files += sorted((ROOT / folder).glob("*.py"))
+    files += sorted(NOTEBOOKS.glob("*.py")) + sorted((DOCS / "lessons").glob("*.md"))
+    h = hashlib.sha256()
+    for f in files:
+        if f.exists():
+            h.update(str(f.relative_to(ROOT)).encode() + b"\0" + f.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def load_catalogue() -> list:
+    """The topics of the one catalogue, read through ``autograder.catalogue``."""
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    from autograder import catalogue
+
+    return list(catalogue.topics())
+
+
+def notebook_for(topic) -> Path:
+    """The companion notebook source of a topic: same stem as its lesson page."""
+    return NOTEBOOKS / Path(topic.lesson_page).with_suffix(".py").name
+
+
+@contextlib.contextmanager
+def repo_on_path():
+    """Run with the repository as cwd and first on sys.path (``import solutions.ex01_…``)."""
+    old_cwd, old_path = os.getcwd(), list(sys.path)
+    os.chdir(ROOT)
+    sys.path.insert(0, str(ROOT))
+    try:
+        yield
+    finally:
+        os.chdir(old_cwd)
+        sys.path[:] = old_path
+
+
+# ----------------------------------------------------------------------------- tables
+def fmt_shape(shape: tuple[int, ...]) -> str:
+    return "`(" + ", ".join(str(n) for n in shape) + ")`"
+
+
+def gpt2_matmul_rows() -> list[dict]:
+    """GPT-2 small's matmuls for one layer of one 1024-token sequence, from the solutions."""
+    from solutions.ex02_projections import transformer_matmuls
+
+    rows = []
+    for m in transformer_matmuls(**GPT2_SMALL):
+        # Only the products with a learned matrix on the right hold parameters; scores and
+        # aggregate multiply two activations (that is what makes attention depend on the input).
+        weight = m.name not in ("scores", "aggregate")
+        params = m.b_shape[0] * m.b_shape[1] if weight else 0
+        rows.append(
+            {
+                "name": m.name,
+                "a": m.a_shape,
+                "b": m.b_shape,
+                "out": m.out_shape,
+                "flops": m.flops,
+                "params": params,
+            }
+        )
+    return rows
+
+
+def gpt2_matmul_table() -> str:
+    rows = gpt2_matmul_rows()
+    lines = [
+        "| matmul | input | weight or second input | output | parameters | GFLOP |",
+        "|---|---|---|---|--:|--:|",
+    ]
+    for r in rows:
+        params = f"{r['params']:,}" if r["params"] else "none"
+        if r["name"] == "unembed":
+            params += " (tied)"
+        lines.append(
+            f"| `{r['name']}` | {fmt_shape(r['a'])} | {fmt_shape(r['b'])} | "
+            f"{fmt_shape(r['out'])} | {params} | {r['flops'] / 1e9:,.2f} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+# ----------------------------------------------------------------------------- exercise boxes
+def lesson_headings(page: Path) -> dict[str, str]:
+    """Map each ``{#anchor}`` id of a lesson's headings to the heading's text."""
+    found = re.findall(
+        r"^#{2,6}\s+(.+?)\s*\{#([\w-]+)\}\s*$", page.read_text(encoding="utf-8"), flags=re.MULTILINE
+    )
+    return {anchor: title for title, anchor in found}
+
+
+def exercise_box(topic) -> str:
+    """The admonition that closes a lesson: file, functions, points, command, stubs."""
+    module, number = topic.module, topic.number
+    nb = notebook_for(topic).stem
+    out = [
+        f'!!! example "Exercise {number}: `exercises/{module}.py` ({topic.points} points)"',
+        "",
+        f"    Open `exercises/{module}.py`, replace each `raise NotImplementedError` with your",
+        "    code, and check your work with the topic's public tests:",
+        "",
+        "    ```bash",
+        f"    course check {number}",
+        "    ```",
+        "",
+        "    | exercise | points | the idea is in |",
+        "    |---|--:|---|",
+    ]
+    headings = lesson_headings(DOCS / topic.lesson_page)
+    for ex in topic.exercises:
+        section = headings.get(ex.anchor.lstrip("#"), "this section")
+        out.append(f"    | [`{ex.name}`][{ex.qualname}] | {ex.points} | [{section}]({ex.anchor}) |")
+    out += [
+        "",
+        (
+            f"    Stuck? `course hint {topic.exercises[0].qualname}` gives a nudge, and"
+            " `--level 2` adds the key idea."
+        ),
+        (
+            f"    The [companion notebook](../generated/notebooks/{nb}.ipynb)"
+            f" ([plain-text source](../notebooks/{nb}.py)) reruns this lesson's examples and figures."
+        ),
+        "",
+    ]
+    for ex in topic.exercises:
+        out += [
+            f'    ??? abstract "The stub of `{ex.name}`"',
+            "",
+            "        ```python",
+            f'        --8<-- "exercises/{module}.py:{ex.name}"',
+            "        ```",
+            "",
+        ]
+    return "\n".join(out)
+
+
+def reference_modules(topics: list) -> str:
+    """The API reference's table of modules, from the catalogue."""
+    lines = ["| module | lesson | exercises | points |", "|---|---|--:|--:|"]
+    for t in topics:
+        lines.append(
+            f"| [{t.module}]({t.module}.md) | [{t.number}. {t.title}]"
+            f"(../{t.lesson_page}) | {len(t.exercises)} | {t.points} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+# ----------------------------------------------------------------------------- figures
+def draw_figures(staging: Path, topics: list) -> None:
+    """Run every companion notebook as a script, its figures saved as SVG into ``staging``."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    os.environ["COURSE_FIGURES"] = str(staging)
+    try:
+        for topic in topics:
+            script = notebook_for(topic)
+            with (
+                repo_on_path(),
+                open(os.devnull, "w") as quiet,
+                contextlib.redirect_stdout(quiet),
+                warnings.catch_warnings(),
+            ):
+                warnings.simplefilter("ignore")
+                runpy.run_path(str(script), run_name="__main__")
+            plt.close("all")
+    finally:
+        os.environ.pop("COURSE_FIGURES", None)
+
+
+def write_notebooks(topics: list) -> None:
+    import jupytext
+
+    for topic in topics:
+        script = notebook_for(topic)
+        nb = jupytext.read(script)
+        nb.metadata["kernelspec"] = {
+            "name": "python3",
+            "display_name": "Python 3",
+            "language": "python",
+        }
+        nb.metadata.pop("jupytext", None)
+        text = jupytext.writes(nb, fmt="ipynb")
+        write_if_changed(GENERATED / "notebooks" / f"{script.stem}.ipynb", text)
+
+
+def sync_dir(staging: Path, dest: Path) -> None:
+    dest.mkdir(parents=True, exist_ok=True)
+    fresh = {p.name for p in staging.iterdir()}
+    for p in staging.iterdir():
+        write_if_changed(dest / p.name, p.read_bytes())
+    for p in dest.iterdir():
+        if p.name not in fresh:
+            p.unlink()
+
+
+def generate(force: bool = False) -> None:
+    stamp = GENERATED / ".stamp"
+    digest = inputs_digest()
+    if not force and stamp.exists() and stamp.read_text() == digest:
+        return
+    topics = load_catalogue()
+    with repo_on_path():
+        write_if_changed(GENERATED / "gpt2-matmuls.md", gpt2_matmul_table())
+    for topic in topics:
+        write_if_changed(GENERATED / f"exercise-{topic.module}.md", exercise_box(topic))
+    write_if_changed(GENERATED / "reference-modules.md", reference_modules(topics))
+    write_notebooks(topics)
+    with tempfile.TemporaryDirectory() as tmp:
+        draw_figures(Path(tmp), topics)
+        sync_dir(Path(tmp), GENERATED / "figures")
+    write_if_changed(stamp, digest)
+
+
+# ----------------------------------------------------------------------------- mkdocs events
+def on_pre_build(config, **kwargs) -> None:
+    generate()
+
+
+def on_post_build(config, **kwargs) -> None:
+    # Belt and braces: no solution file may ever reach the published site.
+    site = Path(config["site_dir"])
+    leaked = [p for p in site.rglob("*.py") if "BEGIN SOLUTION" in p.read_text(errors="ignore")]
+    if leaked:
+        for p in leaked:
+            p.unlink()
+        log.warning("removed solution code from the site: %s", ", ".join(map(str, leaked)))
+
+
+if __name__ == "__main__":  # python docs/hooks/build_assets.py: regenerate by hand
+    generate(force=True)

@@ -1,0 +1,135 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: py:percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Lesson 4 companion: SVD, low rank and LoRA
+#
+# The worked example with singular values [4, 2, 1, 0.5], two spectra, power iteration and a
+# LoRA layer. Uses the reference solutions when present, your own `exercises/` otherwise.
+
+# %%
+import os
+import sys
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+
+ROOT = next(p for p in [Path.cwd(), *Path.cwd().parents] if (p / "exercises").is_dir())
+sys.path.insert(0, str(ROOT))
+try:
+    from solutions import ex04_svd_lora as ex
+except ImportError:
+    from exercises import ex04_svd_lora as ex
+
+plt.rcParams.update(
+    {
+        "svg.hashsalt": "lesson-04",
+        "font.size": 10,
+        "axes.spines.top": False,
+        "axes.spines.right": False,
+    }
+)
+
+
+def show(fig, name):
+    """Save the figure when the lesson site is being built; otherwise Jupyter displays it."""
+    if os.environ.get("COURSE_FIGURES"):
+        fig.savefig(
+            Path(os.environ["COURSE_FIGURES"]) / f"{name}.svg",
+            metadata={"Date": None},
+            bbox_inches="tight",
+        )
+        plt.close(fig)
+
+
+def random_orthogonal(n, rng):
+    q, r = np.linalg.qr(rng.normal(size=(n, n)))
+    return q * np.sign(np.diag(r))
+
+
+# %% [markdown]
+# ## A matrix with chosen singular values
+
+# %%
+# --8<-- [start:worked]
+rng = np.random.default_rng(0)
+S = np.array([4.0, 2.0, 1.0, 0.5])
+W = random_orthogonal(4, rng) @ np.diag(S) @ random_orthogonal(4, rng).T
+
+print(np.linalg.norm(W))  # Frobenius norm: sqrt(21.25) = 4.610
+print(ex.eckart_young_error(W, 2))  # sqrt(1 + 0.25) = 1.118
+print(np.linalg.norm(W - ex.low_rank_approx(W, 2)))  # the same number
+print(ex.rank_for_energy(S, 0.9))  # 2: the first two hold 94.1 %
+# --8<-- [end:worked]
+
+# %%
+sigma, u, v = ex.power_iteration(W, n_iter=30)
+print(sigma, np.allclose(W @ v, sigma * u))  # 4.0 True
+
+# %% [markdown]
+# ## Two spectra: random, and low rank plus noise
+
+# %%
+n = 64
+random = rng.normal(size=(n, n))
+low_rank = rng.normal(size=(n, 8)) @ rng.normal(size=(8, n)) + 0.2 * rng.normal(size=(n, n))
+spectra = {
+    "random Gaussian": np.linalg.svd(random, compute_uv=False),
+    "rank 8 + noise": np.linalg.svd(low_rank, compute_uv=False),
+}
+
+fig, ax = plt.subplots(figsize=(5.2, 3.2))
+for (name, s), colour in zip(spectra.items(), ["tab:grey", "tab:blue"]):
+    ax.semilogy(np.arange(1, n + 1), s, "o-", ms=3, lw=1, color=colour, label=name)
+ax.set(
+    xlabel="index i", ylabel=r"singular value $\sigma_i$", title="Singular value spectra, 64 × 64"
+)
+ax.legend()
+show(fig, "04-spectrum")
+
+# %%
+fig, ax = plt.subplots(figsize=(5.2, 3.2))
+ks = np.arange(1, n + 1)
+for (name, M), colour in zip(
+    {"random Gaussian": random, "rank 8 + noise": low_rank}.items(), ["tab:grey", "tab:blue"]
+):
+    errors = [ex.eckart_young_error(M, k) / np.linalg.norm(M) for k in ks]
+    ax.plot(ks, errors, lw=2, color=colour, label=name)
+ax.axvline(8, color="tab:blue", ls=":", lw=1)
+ax.set(
+    xlabel="rank k kept",
+    ylabel=r"$\|W - W_k\|_F \,/\, \|W\|_F$",
+    title="Best rank-k error (Eckart–Young–Mirsky)",
+    ylim=(0, 1.02),
+)
+ax.legend()
+show(fig, "04-error-vs-k")
+
+# %% [markdown]
+# ## LoRA
+
+# %%
+# --8<-- [start:lora]
+torch.manual_seed(0)
+base = torch.nn.Linear(4096, 4096, bias=False)
+layer = ex.LoRALinear(base, r=8, alpha=16)  # scaling = alpha / r = 2
+
+x = torch.randn(3, 4096)
+assert torch.equal(layer(x), base(x))  # B = 0: starts exactly at the base
+trainable = sum(p.numel() for p in layer.parameters() if p.requires_grad)
+print(trainable, base.weight.numel())  # 65536 vs 16777216
+
+with torch.no_grad():  # pretend training moved B
+    layer.lora_B.normal_(std=0.01)
+merged = layer.merged()  # one ordinary nn.Linear
+assert torch.allclose(merged(x), layer(x), atol=1e-4)
+# --8<-- [end:lora]

@@ -1,0 +1,136 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: py:percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Lesson 5 companion: attention on any device
+#
+# Causal masks with and without a KV cache, a causal attention heat map, multi-head attention
+# and the float16 overflow. Uses the reference solutions when present, your own `exercises/`
+# otherwise. Everything runs on the CPU; set `device = "cuda"` to try a GPU.
+
+# %%
+import os
+import sys
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import torch
+
+ROOT = next(p for p in [Path.cwd(), *Path.cwd().parents] if (p / "exercises").is_dir())
+sys.path.insert(0, str(ROOT))
+try:
+    from solutions import ex05_attention as ex
+except ImportError:
+    from exercises import ex05_attention as ex
+
+plt.rcParams.update(
+    {
+        "svg.hashsalt": "lesson-05",
+        "font.size": 10,
+        "axes.spines.top": False,
+        "axes.spines.right": False,
+    }
+)
+device = "cpu"
+
+
+def show(fig, name):
+    """Save the figure when the lesson site is being built; otherwise Jupyter displays it."""
+    if os.environ.get("COURSE_FIGURES"):
+        fig.savefig(
+            Path(os.environ["COURSE_FIGURES"]) / f"{name}.svg",
+            metadata={"Date": None},
+            bbox_inches="tight",
+        )
+        plt.close(fig)
+
+
+# %% [markdown]
+# ## Causal masks: square, and with a KV cache
+
+# %%
+# --8<-- [start:masks]
+print(ex.causal_mask(4, 4, device=device).int())  # lower triangular
+print(ex.causal_mask(2, 5, device=device).int())  # 2 new queries at positions 3 and 4
+# PyTorch's is_causal=True would align the 2 x 5 diagonal at the top left instead:
+print(torch.ones(2, 5, dtype=torch.bool).tril().int())
+# --8<-- [end:masks]
+
+# %% [markdown]
+# ## A heat map for one sentence
+
+# %%
+tokens = ["the", "cat", "sat", "on", "the", "mat"]
+torch.manual_seed(0)
+d_model = 16
+vocab = {w: i for i, w in enumerate(dict.fromkeys(tokens))}
+embedding = torch.randn(len(vocab), d_model, device=device)
+X = embedding[torch.tensor([vocab[w] for w in tokens], device=device)]  # (L, d_model)
+W_Q, W_K = torch.randn(2, d_model, d_model, device=device) / d_model**0.5
+q, k, v = X @ W_Q, X @ W_K, X  # (L, d_model) each
+
+scores = (q @ k.T) / d_model**0.5
+weights = torch.softmax(scores.masked_fill(~ex.causal_mask(6, 6, device=device), float("-inf")), -1)
+out = ex.scaled_dot_product_attention(q, k, v, is_causal=True)
+assert torch.allclose(out, weights @ v, atol=1e-5)
+
+fig, ax = plt.subplots(figsize=(4.4, 3.8))
+im = ax.imshow(weights.cpu().numpy(), cmap="Blues", vmin=0, vmax=1)
+for (i, j), w in zip(
+    torch.cartesian_prod(torch.arange(6), torch.arange(6)).tolist(), weights.flatten().tolist()
+):
+    if j <= i:
+        ax.text(
+            j,
+            i,
+            f"{w:.2f}",
+            ha="center",
+            va="center",
+            fontsize=8,
+            color="white" if w > 0.6 else "black",
+        )
+ax.set(
+    xticks=range(6),
+    yticks=range(6),
+    xticklabels=tokens,
+    yticklabels=tokens,
+    xlabel="key (attended to)",
+    ylabel="query (attending)",
+    title="Causal attention weights",
+)
+ax.tick_params(length=0)
+fig.colorbar(im, ax=ax, shrink=0.8)
+show(fig, "05-causal-heatmap")
+
+# %% [markdown]
+# ## Heads
+
+# %%
+# --8<-- [start:heads]
+B, L, d_model, n_heads = 2, 10, 768, 12
+x = torch.randn(B, L, d_model, device=device)
+heads = ex.split_heads(x, n_heads)  # (B, h, L, d_h) = (2, 12, 10, 64)
+assert heads.shape == (B, n_heads, L, 64)
+assert torch.equal(ex.merge_heads(heads), x)  # merging undoes splitting
+
+mha = ex.MultiHeadAttention(d_model, n_heads).to(device)
+y = mha(x, is_causal=True)  # (B, L, d_model)
+assert y.shape == x.shape
+# --8<-- [end:heads]
+
+# %% [markdown]
+# ## Half precision: a score that float16 cannot hold
+
+# %%
+q16 = torch.full((1, 128), 23.0, dtype=torch.float16)
+print((q16.float() @ q16.float().T).item())  # 67712.0 > 65504
+print(torch.finfo(torch.float16).max)
+out16 = ex.scaled_dot_product_attention(q16, q16, q16)
+print(out16.dtype, torch.isfinite(out16).all().item())  # float16 True

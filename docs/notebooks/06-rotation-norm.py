@@ -1,0 +1,140 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: py:percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Lesson 6 companion: rotation, RoPE and normalisation
+#
+# A vector traced around the circle, RoPE's relative-position property, half-split versus
+# interleaved pairs, and the two normalisations. Uses the reference solutions when present,
+# your own `exercises/` otherwise.
+
+# %%
+import os
+import sys
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+ROOT = next(p for p in [Path.cwd(), *Path.cwd().parents] if (p / "exercises").is_dir())
+sys.path.insert(0, str(ROOT))
+try:
+    from solutions import ex06_rotation_norm as ex
+except ImportError:
+    from exercises import ex06_rotation_norm as ex
+
+plt.rcParams.update(
+    {
+        "svg.hashsalt": "lesson-06",
+        "font.size": 10,
+        "axes.spines.top": False,
+        "axes.spines.right": False,
+    }
+)
+
+
+def show(fig, name):
+    """Save the figure when the lesson site is being built; otherwise Jupyter displays it."""
+    if os.environ.get("COURSE_FIGURES"):
+        fig.savefig(
+            Path(os.environ["COURSE_FIGURES"]) / f"{name}.svg",
+            metadata={"Date": None},
+            bbox_inches="tight",
+        )
+        plt.close(fig)
+
+
+# %% [markdown]
+# ## Around the circle
+
+# %%
+cat = np.array([0.8, 0.3])
+print(ex.rotation_matrix(np.pi / 2) @ cat)  # a quarter turn: [-0.3, 0.8]
+
+angles = np.radians(np.arange(0, 360, 15))
+tips = np.array([ex.rotation_matrix(a) @ cat for a in angles])  # (24, 2), column form
+lengths = np.linalg.norm(tips, axis=1)
+assert np.allclose(lengths, np.linalg.norm(cat))  # 0.854 every time
+
+fig, ax = plt.subplots(figsize=(4.0, 4.0))
+colours = plt.cm.viridis(np.linspace(0, 0.9, len(tips)))
+for tip, colour in zip(tips, colours):
+    ax.annotate(
+        "", xy=tip, xytext=(0, 0), arrowprops={"arrowstyle": "-|>", "color": colour, "lw": 1}
+    )
+ax.annotate(
+    "", xy=cat, xytext=(0, 0), arrowprops={"arrowstyle": "-|>", "color": "black", "lw": 2.2}
+)
+ax.text(*(cat * 1.08), "cat", fontweight="bold")
+ax.add_patch(plt.Circle((0, 0), np.linalg.norm(cat), fill=False, ls="--", color="grey"))
+ax.set(
+    xlim=(-1, 1),
+    ylim=(-1, 1),
+    aspect="equal",
+    title=f"cat rotated every 15°: length {lengths[0]:.3f} throughout",
+)
+show(fig, "06-circle")
+
+# %% [markdown]
+# ## RoPE only sees relative positions
+
+# %%
+# --8<-- [start:rope]
+rng = np.random.default_rng(0)
+d = 64
+q, k = rng.normal(size=(2, d))
+positions = np.arange(32)
+
+# One query and one key, placed at every position: rows of (n, d).
+Q = ex.apply_rope(np.tile(q, (32, 1)), positions)
+K = ex.apply_rope(np.tile(k, (32, 1)), positions)
+scores = Q @ K.T  # scores[m, n] for query at m, key at n
+
+# Constant along every diagonal: the score depends only on n - m.
+for offset in range(-31, 32):
+    diagonal = np.diagonal(scores, offset)
+    assert np.allclose(diagonal, diagonal[0])
+# --8<-- [end:rope]
+
+# %%
+fig, ax = plt.subplots(figsize=(4.4, 3.8))
+limit = np.abs(scores).max()
+im = ax.imshow(scores, cmap="RdBu_r", vmin=-limit, vmax=limit)
+ax.set(xlabel="key position n", ylabel="query position m", title="⟨RoPE(q, m), RoPE(k, n)⟩")
+fig.colorbar(im, ax=ax, shrink=0.8)
+show(fig, "06-rope-relative")
+
+# %%
+theta = ex.rope_angles(np.array([1]), 64)[0]  # angles at position 1 = the frequencies
+print(theta[0], theta[-1])  # 1.0 and about 0.000133
+
+# %% [markdown]
+# Half-split and interleaved layouts differ by a permutation of the coordinates:
+# moving dimension 2i to i and 2i + 1 to i + d/2 turns one into the other.
+
+# %%
+x = rng.normal(size=(5, d))
+perm = np.concatenate([np.arange(0, d, 2), np.arange(1, d, 2)])  # interleaved -> half-split
+inverse = np.argsort(perm)
+interleaved = ex.apply_rope(x[:, perm], positions[:5])[:, inverse]  # RoPE on interleaved pairs
+assert not np.allclose(interleaved, ex.apply_rope(x, positions[:5]))  # different layouts differ
+
+# %% [markdown]
+# ## RMSNorm and LayerNorm
+
+# %%
+x = np.array([1.0, 2.0, 3.0, 4.0])
+print(np.round(ex.rms_norm(x, np.ones(4)), 3))  # [0.365 0.73 1.095 1.461]
+print(np.round(ex.layer_norm(x, np.ones(4), np.zeros(4)), 3))  # [-1.342 -0.447 0.447 1.342]
+
+q = rng.normal(size=(2, 4, 10, 256)) * 30  # (B, h, n, d_h), large queries and keys
+k = rng.normal(size=(2, 4, 10, 256)) * 30
+qn, kn = ex.qk_norm(q, k, np.ones(256), np.ones(256))
+print(np.abs(qn @ np.swapaxes(kn, -1, -2) / 16).max())  # at most sqrt(256) = 16

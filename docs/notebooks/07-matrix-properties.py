@@ -1,0 +1,123 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: py:percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Lesson 7 companion: matrix properties that keep deep networks sane
+#
+# Gradient norms through an RNN, a badly conditioned matrix, Gram matrices and Cholesky,
+# Newton-Schulz orthogonalisation and sliding-window masks. Uses the reference solutions when
+# present, your own `exercises/` otherwise.
+
+# %%
+import os
+import sys
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+ROOT = next(p for p in [Path.cwd(), *Path.cwd().parents] if (p / "exercises").is_dir())
+sys.path.insert(0, str(ROOT))
+try:
+    from solutions import ex07_matrix_properties as ex
+except ImportError:
+    from exercises import ex07_matrix_properties as ex
+
+plt.rcParams.update(
+    {
+        "svg.hashsalt": "lesson-07",
+        "font.size": 10,
+        "axes.spines.top": False,
+        "axes.spines.right": False,
+    }
+)
+
+
+def show(fig, name):
+    """Save the figure when the lesson site is being built; otherwise Jupyter displays it."""
+    if os.environ.get("COURSE_FIGURES"):
+        fig.savefig(
+            Path(os.environ["COURSE_FIGURES"]) / f"{name}.svg",
+            metadata={"Date": None},
+            bbox_inches="tight",
+        )
+        plt.close(fig)
+
+
+# %% [markdown]
+# ## Gradient norm against distance
+# W_hh = lambda x (an orthogonal matrix) with pre-activations at 0, where tanh' = 1: the norm of
+# dh_T/dh_0 is then exactly lambda ** T.
+
+# %%
+# --8<-- [start:bptt]
+rng = np.random.default_rng(0)
+d, T_max = 16, 60
+Q, _ = np.linalg.qr(rng.normal(size=(d, d)))  # orthogonal: every |eigenvalue| is 1
+distances = np.arange(1, T_max + 1)
+norms = {}
+for lam in (0.9, 1.0, 1.1):
+    W_hh = lam * Q
+    assert np.isclose(ex.spectral_radius(W_hh), lam)
+    norms[lam] = [np.linalg.norm(ex.bptt_jacobian(W_hh, np.zeros((T, d))), 2) for T in distances]
+print(norms[0.9][49], norms[1.1][49])  # 0.9**50 = 0.00515, 1.1**50 = 117.4
+# --8<-- [end:bptt]
+
+# %%
+fig, ax = plt.subplots(figsize=(5.2, 3.2))
+for (lam, values), colour in zip(norms.items(), ["tab:blue", "tab:grey", "tab:red"]):
+    ax.semilogy(distances, values, lw=2, color=colour, label=f"λ = {lam:g}")
+ax.set(
+    xlabel="distance T (steps)",
+    ylabel=r"$\|\partial h_T / \partial h_0\|_2$",
+    title="Gradient norm through an RNN",
+)
+ax.legend()
+show(fig, "07-gradient-norm")
+
+# %% [markdown]
+# ## Condition number, Gram matrices, Cholesky
+
+# %%
+A = np.array([[1.0, 1.0], [1.0, 1.0001]])
+print(ex.condition_number(A))  # about 40002
+print(ex.condition_number(np.array([[1.0, 2.0], [2.0, 4.0]])))  # singular: inf
+
+X = np.array([[0.8, 0.3], [0.6, 0.7]])  # cat and dog
+G = ex.gram_matrix(X)  # [[0.73, 0.69], [0.69, 0.85]]
+print(G, np.linalg.det(G), ex.is_positive_definite(G))  # det 0.1444, True
+wide = rng.normal(size=(5, 3))  # 5 rows in 3 dimensions
+print(ex.is_positive_definite(ex.gram_matrix(wide)))  # False: semi-definite only
+
+# %% [markdown]
+# ## Newton-Schulz
+
+# %%
+G = rng.normal(size=(6, 4))
+U, _, Vt = np.linalg.svd(G, full_matrices=False)
+X = ex.newton_schulz_orthogonalize(G, n_iter=30)
+print(np.abs(X - U @ Vt).max())  # close to the polar factor
+
+s = 0.1
+for _ in range(3):
+    s = 1.5 * s - 0.5 * s**3
+    print(round(s, 4))  # 0.1495, 0.2226, 0.3284
+
+# %% [markdown]
+# ## Sliding windows
+
+# %%
+# --8<-- [start:window]
+window = ex.sliding_window_mask(1024, window=128)  # causal, (1024, 1024) bool
+full = ex.sliding_window_mask(1024, window=1024)  # the ordinary causal mask
+print(window.sum(), ex.mask_density(window))  # 122944, 0.117
+print(ex.mask_density(full))  # 0.5005
+print(ex.sliding_window_mask(6, window=3).astype(int))
+# --8<-- [end:window]

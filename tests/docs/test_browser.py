@@ -1,0 +1,182 @@
+"""The built site in a real browser, with the network cut off.
+
+Debian's chromium (installed by ``scripts/install_chromium.sh`` when missing and running as root)
+is driven by Playwright. The site is served from 127.0.0.1 by a thread of this process; every
+request for another host is aborted and reported. On each page: the maths is typeset (no raw
+TeX left), every image loads, and the console stays free of errors. Searching for "softmax"
+must find the softmax lesson.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import subprocess
+import threading
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+
+from .conftest import ROOT
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+LOCAL_HOSTS = {"127.0.0.1", "localhost"}
+
+
+@pytest.fixture(scope="module")
+def chromium() -> Path:
+    if not CHROMIUM.exists():
+        proc = subprocess.run(
+            ["bash", str(ROOT / "scripts" / "install_chromium.sh")],
+            capture_output=True,
+            text=True,
+            timeout=900,
+            check=False,
+        )
+        if proc.returncode == 3:
+            pytest.skip(f"chromium cannot be had here: {proc.stderr.strip()}")
+        assert proc.returncode == 0, f"installing chromium failed:\n{proc.stdout}\n{proc.stderr}"
+    return CHROMIUM
+
+
+@pytest.fixture(scope="module")
+def server(built_site):
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    handler = functools.partial(Quiet, directory=str(built_site))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}/"
+    httpd.shutdown()
+    httpd.server_close()
+
+
+@pytest.fixture(scope="module")
+def browser(chromium):
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=str(chromium), args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+class Watch:
+    """Blocks and records off-machine requests; records console errors and failed loads."""
+
+    def __init__(self, context) -> None:
+        self.external: list[str] = []
+        self.problems: list[str] = []
+        context.route("**/*", self._route)
+
+    def _route(self, route, request):
+        host = urlsplit(request.url).hostname
+        if request.url.startswith(("data:", "blob:")) or host in LOCAL_HOSTS:
+            route.continue_()
+        else:
+            self.external.append(request.url)
+            route.abort()
+
+    def attach(self, page, where: str) -> None:
+        page.on(
+            "console",
+            lambda m: m.type == "error" and self.problems.append(f"{where}: console: {m.text}"),
+        )
+        page.on("pageerror", lambda e: self.problems.append(f"{where}: page error: {e}"))
+        page.on(
+            "response",
+            lambda r: r.status >= 400 and self.problems.append(f"{where}: {r.status} {r.url}"),
+        )
+        page.on(
+            "requestfailed",
+            lambda r: (
+                urlsplit(r.url).hostname in LOCAL_HOSTS
+                and self.problems.append(f"{where}: failed {r.url}")
+            ),
+        )
+
+
+PAGE_CHECK = """() => {
+  const main = document.querySelector('.md-content') || document.body;
+  const maths = [...main.querySelectorAll('.arithmatex')];
+  const untypeset = maths.filter(el => !el.querySelector('mjx-container')).map(el => el.textContent.slice(0, 60));
+  const clone = main.cloneNode(true);
+  clone.querySelectorAll('pre, code, mjx-container, script').forEach(el => el.remove());
+  const text = clone.textContent;
+  const raw = ['$$', '\\\\(', '\\\\[', '\\\\frac', '\\\\begin{'].filter(s => text.includes(s));
+  const images = [...document.images].map(img => ({src: img.getAttribute('src'),
+      ok: img.complete && img.naturalWidth > 0}));
+  return {maths: maths.length, untypeset, raw, images};
+}"""
+
+
+def site_pages(site: Path) -> list[str]:
+    pages = sorted(p.parent.relative_to(site).as_posix() for p in site.rglob("index.html"))
+    return ["" if p == "." else p + "/" for p in pages]
+
+
+def test_every_page_renders_offline(built_site, server, browser):
+    context = browser.new_context()
+    watch = Watch(context)
+    pages = site_pages(built_site)
+    assert len(pages) >= 18, pages
+    failures, typeset = [], 0
+    for path in pages:
+        page = context.new_page()
+        watch.attach(page, path or "/")
+        page.goto(server + path, wait_until="load")
+        page.wait_for_function(
+            "() => window.MathJax && MathJax.startup && MathJax.startup.promise", timeout=20_000
+        )
+        page.evaluate("() => MathJax.startup.promise")
+        page.wait_for_function("() => [...document.images].every(i => i.complete)", timeout=20_000)
+        result = page.evaluate(PAGE_CHECK)
+        typeset += result["maths"]
+        if result["untypeset"]:
+            failures.append(f"{path}: maths not typeset: {result['untypeset'][:3]}")
+        if result["raw"]:
+            failures.append(f"{path}: raw TeX left in the text: {result['raw']}")
+        broken = [i["src"] for i in result["images"] if not i["ok"]]
+        if broken:
+            failures.append(f"{path}: images that did not load: {broken}")
+        if path.startswith("lessons/") and not any(
+            "generated/figures/" in (i["src"] or "") for i in result["images"]
+        ):
+            failures.append(f"{path}: no figure")
+        page.close()
+    context.close()
+    assert typeset > 300, f"only {typeset} maths elements typeset on the whole site"
+    assert not watch.external, f"requests to other hosts were attempted: {watch.external[:10]}"
+    assert not failures, "\n".join(failures)
+    assert not watch.problems, "\n".join(watch.problems[:20])
+
+
+def test_search_finds_the_softmax_lesson(built_site, server, browser):
+    context = browser.new_context()
+    watch = Watch(context)
+    page = context.new_page()
+    watch.attach(page, "search")
+    page.goto(server, wait_until="load")
+    page.click("label.md-search__icon, .md-search__input")
+    page.fill("input.md-search__input", "softmax")
+    page.wait_for_selector(".md-search-result__item a", state="attached", timeout=20_000)
+    links = page.eval_on_selector_all(".md-search-result__item a", "els => els.map(a => a.href)")
+    context.close()
+    assert any("lessons/03-softmax/" in href for href in links), links
+    assert not watch.external, watch.external
+    assert not watch.problems, "\n".join(watch.problems)

@@ -53,7 +53,9 @@ def compare(got: np.ndarray, expected: np.ndarray, rtol: float, atol: float) -> 
         both_nan = np.isnan(g64) & np.isnan(e64)
         same_inf = np.isinf(e64) & (g64 == e64)
         err = np.abs(g64 - e64)
-        ok = (err <= atol + rtol * np.abs(e64)) | both_nan | same_inf
+        # An infinite expectation is met only by the same infinity: rtol·|inf| would let any
+        # finite number through.
+        ok = ((err <= atol + rtol * np.abs(e64)) & ~np.isinf(e64)) | both_nan | same_inf
     if ok.all():
         return None
     bad = ~ok
@@ -68,6 +70,8 @@ def compare(got: np.ndarray, expected: np.ndarray, rtol: float, atol: float) -> 
         what = "NaN where a number was expected"
     elif np.isinf(g64[idx]) and not np.isinf(e64[idx]):
         what = "an infinity where a finite number was expected"
+    elif np.isinf(e64[idx]):
+        what = "a finite number (or the wrong infinity) where an infinity was expected"
     else:
         what = f"max abs error {worst:.3g}, max rel error {worst_rel:.3g}"
     detail = "" if HIDDEN.get() else f"; there expected {e[idx].item()!r}, got {g[idx].item()!r}"

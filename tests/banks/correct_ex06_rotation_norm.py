@@ -17,7 +17,8 @@ def rotation_matrix(theta):
     c, s = np.cos(theta), np.sin(theta)
     return np.block([[c, -s], [s, c]]).astype(float).reshape(2, 2)
 """),
-    Variant("rope_angles", "Hugging Face style: 1 / base^(arange(0, d, 2) / d), einsum outer product",
+    Variant("rope_angles",
+            "Hugging Face style: 1 / base^(arange(0, d, 2) / d), einsum outer product",
             """
 import numpy as np
 def rope_angles(positions, rotary_dim, base=10000.0):
@@ -48,7 +49,8 @@ def apply_rope(x, positions, rotary_dim=None, base=10000.0):
     z = (x[..., :h] + 1j * x[..., h:rd]) * np.exp(1j * rope_angles(positions, rd, base))
     return np.concatenate([z.real, z.imag, x[..., rd:]], axis=-1).astype(out)
 """),
-    Variant("apply_rope", "Hugging Face rotate_half, cos/sin cast to x's dtype (float16 math in float16)",
+    Variant("apply_rope",
+            "Hugging Face rotate_half, cos/sin cast to x's dtype (float16 math in float16)",
             """
 import numpy as np
 def apply_rope(x, positions, rotary_dim=None, base=10000.0):

@@ -54,7 +54,8 @@ def rope_angles(positions, rotary_dim, base=10000.0):
     i = np.arange(rotary_dim // 2)
     return np.outer(np.asarray(positions, dtype=np.float64), base ** (-2.0 * i / rotary_dim))
 """, also=("apply_rope",)),
-    Variant("rope_angles", "Hugging Face's duplicated table: (n, rotary_dim) instead of (n, rotary_dim/2)",
+    Variant("rope_angles",
+            "Hugging Face's duplicated table: (n, rotary_dim) instead of (n, rotary_dim/2)",
             """
 import numpy as np
 def rope_angles(positions, rotary_dim, base=10000.0):
@@ -310,7 +311,8 @@ def layer_norm(x, weight, bias, eps=1e-5):
     mu = x.mean(axis=-1, keepdims=True, dtype=x.dtype)
     c = x - mu
     var = (c * c).mean(axis=-1, keepdims=True, dtype=x.dtype)
-    y = c / np.sqrt(var + t(eps)) * np.asarray(weight).astype(x.dtype) + np.asarray(bias).astype(x.dtype)
+    w, b = np.asarray(weight).astype(x.dtype), np.asarray(bias).astype(x.dtype)
+    y = c / np.sqrt(var + t(eps)) * w + b
     return y.astype(x.dtype)
 """),
     Variant("layer_norm", "normalises over the first axis (the batch) instead of the last", """

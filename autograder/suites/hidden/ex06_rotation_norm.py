@@ -100,7 +100,8 @@ def test_rotation_orthogonal(sub, ref, theta):
 @graded("rotation_matrix", "rotations compose by adding angles: R(a) R(b) = R(a + b)")
 @given(a=angles, b=angles)
 def test_rotation_compose(sub, ref, a, b):
-    Ra, Rb = sub.rotation_matrix(a), sub.rotation_matrix(b)
+    Ra = _array(sub.rotation_matrix(a), (2, 2), "rotation_matrix of a generated angle")
+    Rb = _array(sub.rotation_matrix(b), (2, 2), "rotation_matrix of a generated angle")
     expect_array(Ra, ref.rotation_matrix(a), what="rotation_matrix of a generated angle")
     expect_array(Ra @ Rb, ref.rotation_matrix(a + b), what="R(a) @ R(b) vs R(a + b)")
 
@@ -191,7 +192,8 @@ def test_apply_rope_not_interleaved(sub, ref):
                      what=f"apply_rope of unit vector e_{i} with d = {d}")
 
 
-@graded("apply_rope", "turns each pair counter-clockwise: [1, 0] at position p gives (cos p, sin p)")
+@graded("apply_rope",
+        "turns each pair counter-clockwise: [1, 0] at position p gives (cos p, sin p)")
 def test_apply_rope_counter_clockwise(sub, ref):
     x = np.tile(np.array([1.0, 0.0]), (3, 1))  # (n=3, d=2)
     pos = np.array([1, 2, 3])
@@ -210,7 +212,8 @@ def test_apply_rope_partial_64_of_256(sub, ref):
     expect_array(got[..., 64:], x[..., 64:], what="the 192 pass-through dimensions")
 
 
-@graded("apply_rope", "partial rotary pairs i with i + rotary_dim/2 and uses rotary_dim in the angles")
+@graded("apply_rope",
+        "partial rotary pairs i with i + rotary_dim/2 and uses rotary_dim in the angles")
 def test_apply_rope_partial_pairs(sub, ref):
     rng = _rng(63)
     for d, rd in ((8, 4), (12, 2), (10, 6), (16, 8)):
@@ -295,7 +298,8 @@ def test_apply_rope_relative_positions(sub, ref, seed, n, h, shift, partial):
     what = f"scores on generated q, k of shape ({n}, {d})"
 
     def rope(x, pos):
-        return _array(sub.apply_rope(x, pos, rd), (n, d), f"apply_rope on generated q, k of shape ({n}, {d})")
+        return _array(sub.apply_rope(x, pos, rd), (n, d),
+                      f"apply_rope on generated q, k of shape ({n}, {d})")
 
     base_scores = rope(q, pq) @ rope(k, pk).T
     moved = rope(q, pq + shift) @ rope(k, pk + shift).T
@@ -421,7 +425,8 @@ def test_rms_norm_float32(sub, ref):
                  dtype="float32", what="rms_norm on a float32 input of shape (4, 32)")
 
 
-@graded("rms_norm", "float16 is computed in float32 (x² of 300 would overflow) and returned as float16")
+@graded("rms_norm",
+        "float16 is computed in float32 (x² of 300 would overflow) and returned as float16")
 def test_rms_norm_float16_large(sub, ref):
     rng = _rng(78)
     x = (300.0 * np.sign(rng.standard_normal((3, 16))) + rng.uniform(-20, 20, (3, 16)))

@@ -1,4 +1,4 @@
-"""Public tests of topic 6 (rotation, RoPE, RMSNorm, LayerNorm, QK-norm), on the lesson's numbers."""
+"""Public tests of topic 6 (rotation, RoPE, RMSNorm, LayerNorm, QK-norm) on the lesson's numbers."""
 
 from __future__ import annotations
 
@@ -51,7 +51,8 @@ def test_apply_rope_partial_relative(sub, ref):
     rotated = {}
     for name, v, p in (("q", q, 5), ("k", k, 3), ("q", q, 12), ("k", k, 10)):
         got = sub.apply_rope(v, np.array([p]), 64)
-        expect_array(got, ref.apply_rope(v, np.array([p]), 64), what=f"apply_rope({name}, [{p}], 64)")
+        expect_array(got, ref.apply_rope(v, np.array([p]), 64),
+                     what=f"apply_rope({name}, [{p}], 64)")
         rotated[name, p] = got
     s1 = rotated["q", 5] @ rotated["k", 3].T
     s2 = rotated["q", 12] @ rotated["k", 10].T

@@ -1,0 +1,223 @@
+"""report.html: content from a small graded class, determinism, and a real browser with the
+network cut off."""
+
+from __future__ import annotations
+
+import base64
+import functools
+import http.server
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import threading
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+
+from autograder import report, runner
+from tests.helpers import EXERCISES, ROOT, SOLUTIONS
+
+ODD_ID = "x<b>y&z"  # a folder name HTML must escape
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+LOCAL_HOSTS = {"127.0.0.1", "localhost"}
+
+
+def course(*args: str, timeout: float = 600) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "160"}
+    return subprocess.run([sys.executable, "-m", "autograder.cli", *args], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=timeout, check=False)
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    """Five submissions: topic 1 solved, all stubs, a corrupt zip, a syntax error, and the
+    topic 1 stub alone under an id full of HTML metacharacters."""
+    root = tmp_path_factory.mktemp("report")
+    cls = root / "class"
+    (cls / "alice").mkdir(parents=True)
+    shutil.copy(SOLUTIONS / "ex01_vectors.py", cls / "alice")
+    shutil.copytree(EXERCISES, cls / "bob")
+    (cls / "carol.zip").write_bytes(b"this is not a zip archive")
+    (cls / "dave").mkdir()
+    (cls / "dave" / "ex01_vectors.py").write_text("def one_hot(ids, vocab_size)\n    pass\n")
+    (cls / ODD_ID).mkdir()
+    shutil.copy(EXERCISES / "ex01_vectors.py", cls / ODD_ID)
+    out = root / "out"
+    proc = course("grade", "--class", str(cls), "--out", str(out), "--jobs", "2")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return cls, out
+
+
+def _version(out: Path) -> str:
+    return json.loads((out / "results" / "alice.json").read_text("utf-8"))["extra_data"][
+        "grader_version"]
+
+
+def _svg(uri: str) -> ET.Element:
+    prefix = "data:image/svg+xml;base64,"
+    assert uri.startswith(prefix)
+    return ET.fromstring(base64.b64decode(uri[len(prefix):]))
+
+
+def test_report_is_written_self_contained_and_escaped(graded):
+    _, out = graded
+    page = (out / "report.html").read_text("utf-8")
+    assert page.startswith("<!DOCTYPE html>")
+    # Nothing is fetched: no scripts, no external stylesheets or images, no CSS url().
+    assert "<script" not in page.lower() and "url(" not in page
+    assert not re.search(r"""(?:src|href)=["'](?!data:|#)""", page), "a non-data, non-anchor link"
+    assert "default-src 'none'" in page  # the CSP forbids any fetch the page might still try
+    # Student-controlled text is escaped.
+    assert "x&lt;b&gt;y&amp;z" in page and ODD_ID not in page
+    imgs = re.findall(r'<img id="(\w[\w-]*)"[^>]* src="([^"]+)"', page)
+    assert {i for i, _ in imgs} == {"histogram", "topic-means"}
+    for _, uri in imgs:
+        assert _svg(uri).tag.endswith("svg")
+
+
+def test_report_content(graded, monkeypatch):
+    _, out = graded
+    results = report.load_results(out)
+    assert [r.id for r in results] == sorted(["alice", "bob", "carol", "dave", ODD_ID])
+    n_ex01 = len(runner.collect("ex01_vectors"))
+    rates = {t["name"]: (p, n) for t, p, n in report.pass_rates(results)}
+    ex01 = {k: v for k, v in rates.items() if k.startswith("ex01_vectors.")}
+    assert len(ex01) == n_ex01 and set(ex01.values()) == {(1, 5)}  # only alice passes topic 1
+    assert all(v == (0, 5) for k, v in rates.items() if not k.startswith("ex01_vectors."))
+
+    problems = {r.id: "\n".join(lines) for r, lines in report.problem_rows(results)}
+    assert set(problems) == {"alice", "carol", "dave", ODD_ID}  # bob handed in every file
+    assert "not a readable zip archive" in problems["carol"]
+    assert "SyntaxError" in problems["dave"]
+    assert "not in the submission: ex02_projections" in problems["alice"]
+
+    monkeypatch.setattr(report, "TOP_FAILURES", 10_000)
+    ranked, skipped = report.common_failures(results)
+    counts = [count for _, count, _, _ in ranked]
+    assert counts == sorted(counts, reverse=True)
+    top = {msg: (count, ids) for msg, count, ids, _ in ranked}
+    stub_msg = ("ex01_vectors.one_hot raised NotImplementedError: "
+                "ex01_vectors.one_hot: not implemented yet")
+    count, ids = top[stub_msg]
+    assert ids == ["bob", ODD_ID] and count >= 2 and count % 2 == 0  # the same stub twice
+    assert skipped > 0  # carol's, dave's and the missing topics' failures are not "common"
+    assert not any("could not be imported" in m or "not found" in m for m in top)
+
+    page = (out / "report.html").read_text("utf-8")
+    for anchor in ('id="summary"', 'id="histogram"', 'id="pass-rates"', 'id="failures"',
+                   'id="problems"', 'id="grades"'):
+        assert anchor in page, anchor
+    assert "not a readable zip archive" in page and "1/5" in page
+    assert "NotImplementedError" in page and "14.00" in page
+
+
+def test_report_is_deterministic_and_built_from_the_results_files(graded, tmp_path):
+    cls, out = graded
+    first = (out / "report.html").read_bytes()
+    # Rebuilt from the files alone: the same bytes, whatever the execution times were.
+    copy = tmp_path / "copy"
+    shutil.copytree(out / "results", copy / "results")
+    for p in (copy / "results").glob("*.json"):
+        doc = json.loads(p.read_text("utf-8"))
+        doc["execution_time"] = 1234.5
+        p.write_text(json.dumps(doc), "utf-8")
+    assert report.write_report(copy).read_bytes() == first
+    assert report.write_report(copy).read_bytes() == first
+    # A resumed batch (nothing regraded) writes it again, identical.
+    (out / "report.html").unlink()
+    before = _version(out)
+    proc = course("grade", "--class", str(cls), "--out", str(out))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    if _version(out) == before:  # (the grader did not change meanwhile: nothing was regraded)
+        assert "not regraded" in proc.stdout
+    assert (out / "report.html").read_bytes() == first
+    assert not list(out.glob(".report.html.*"))  # no temp file left behind
+
+
+def test_report_of_a_subset_and_of_nothing(graded, tmp_path):
+    _, out = graded
+    one = report.render(report.load_results(out, ["alice"]))
+    assert "alice" in one and "carol" not in one
+    empty = tmp_path / "empty"
+    (empty / "results").mkdir(parents=True)
+    page = report.write_report(empty).read_text("utf-8")
+    assert "No failed tests." in page and 'id="histogram"' in page
+
+
+# ---------------------------------------------------------------- in a real browser
+
+@pytest.fixture(scope="module")
+def chromium() -> Path:
+    script = ROOT / "scripts" / "install_chromium.sh"
+    if not CHROMIUM.exists() and script.exists():
+        subprocess.run(["bash", str(script)], capture_output=True, text=True, timeout=900,
+                       check=False)
+    if not CHROMIUM.exists():
+        pytest.skip(f"{CHROMIUM} is missing and scripts/install_chromium.sh could not install "
+                    "it (needs root and apt-get)")
+    return CHROMIUM
+
+
+@pytest.fixture(scope="module")
+def served(graded):
+    _, out = graded
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    httpd = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(Quiet, directory=str(out)))
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}/report.html"
+    httpd.shutdown()
+    httpd.server_close()
+
+
+@pytest.mark.browser
+def test_report_renders_offline_in_chromium(chromium, served):
+    sync_api = pytest.importorskip("playwright.sync_api")
+    external, problems = [], []
+
+    def route(r, request):
+        local = urlsplit(request.url).hostname in LOCAL_HOSTS
+        if request.url.startswith(("data:", "blob:")) or local:
+            r.continue_()
+        else:
+            external.append(request.url)
+            r.abort()
+
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(chromium), args=CHROMIUM_ARGS)
+        try:
+            context = browser.new_context()
+            context.route("**/*", route)
+            page = context.new_page()
+            page.on("console", lambda m: m.type == "error" and problems.append(m.text))
+            page.on("pageerror", lambda e: problems.append(str(e)))
+            page.on("response",
+                    lambda r: r.status >= 400 and problems.append(f"{r.status} {r.url}"))
+            page.goto(served, wait_until="load")
+            images = page.evaluate("""() => [...document.images].map(i =>
+                ({id: i.id, ok: i.complete && i.naturalWidth > 0, w: i.naturalWidth}))""")
+            tables = page.evaluate("""() => Object.fromEntries(
+                ['summary', 'pass-rates', 'failures', 'problems', 'grades'].map(id =>
+                  [id, (document.getElementById(id) || {rows: []}).rows.length]))""")
+            title = page.title()
+        finally:
+            browser.close()
+    assert external == [], f"the report tried to reach: {external}"
+    assert problems == [], problems
+    assert {i["id"] for i in images} == {"histogram", "topic-means"}
+    assert all(i["ok"] for i in images), images
+    assert tables["pass-rates"] > len(runner.collect("ex01_vectors"))
+    assert tables["grades"] == 6 and tables["problems"] == 5  # header + rows
+    assert tables["summary"] >= 5 and tables["failures"] >= 2
+    assert "Grading report" in title

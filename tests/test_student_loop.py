@@ -1,0 +1,299 @@
+"""The student loop on a temporary copy of exercises/: reset, submit, list, hint and watch."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+import zipfile
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from autograder import catalogue, cli, runner, stubs, student
+from tests.helpers import EXERCISES, ROOT, SOLUTIONS
+
+TOPIC1 = "ex01_vectors.py"
+
+
+@pytest.fixture
+def exdir(tmp_path) -> Path:
+    """A private copy of the generated stubs: tests never touch the repository's exercises/."""
+    folder = tmp_path / "exercises"
+    shutil.copytree(EXERCISES, folder)
+    return folder
+
+
+def env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "160", "PYTHONUNBUFFERED": "1"}
+
+
+def course(*args: str, cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "autograder.cli", *args], cwd=cwd, env=env(),
+                          capture_output=True, text=True, timeout=timeout, check=False)
+
+
+def solved(name: str, topic: str = "ex01_vectors") -> str:
+    return student.segment((SOLUTIONS / f"{topic}.py").read_text("utf-8"), name)
+
+
+def replace_segment(text: str, name: str, new: str) -> str:
+    old = student.segment(text, name)
+    assert old is not None and text.count(old) == 1
+    return text.replace(old, new)
+
+
+# ---------------------------------------------------------------- reset
+
+def test_reset_restores_exactly_the_stub_function_and_nothing_else(exdir, capsys):
+    stub = (EXERCISES / TOPIC1).read_text("utf-8")
+    helper = "\n\ndef _my_helper(x):\n    return x  # mine\n"
+    # The student's file: dot and cosine_similarity written, an import and a helper added.
+    mine = replace_segment(stub, "dot", solved("dot"))
+    mine = replace_segment(mine, "cosine_similarity", solved("cosine_similarity"))
+    mine = mine.replace("import numpy as np\n", "import numpy as np\nimport math  # mine\n", 1)
+    mine += helper
+    (exdir / TOPIC1).write_text(mine, "utf-8")
+
+    assert cli.main(["reset", "ex01_vectors.dot", "--dir", str(exdir)]) == 0
+    want = replace_segment(stub, "cosine_similarity", solved("cosine_similarity"))
+    want = want.replace("import numpy as np\n", "import numpy as np\nimport math  # mine\n", 1)
+    want += helper
+    assert (exdir / TOPIC1).read_text("utf-8") == want
+    backups = list((exdir / ".backup").iterdir())
+    assert len(backups) == 1 and backups[0].name.startswith(f"{TOPIC1}.")
+    assert backups[0].read_text("utf-8") == mine
+    assert "restored" in capsys.readouterr().out
+
+    # Once more: nothing to do, no second backup.
+    assert cli.main(["reset", "dot", "--dir", str(exdir)]) == 0
+    assert len(list((exdir / ".backup").iterdir())) == 1
+
+
+def test_reset_a_class_a_deleted_function_and_a_file_that_does_not_parse(exdir):
+    stub4 = (EXERCISES / "ex04_svd_lora.py").read_text("utf-8")
+    lora_stub = student.segment(stub4, "LoRALinear")
+    mine = replace_segment(stub4, "LoRALinear", solved("LoRALinear", "ex04_svd_lora"))
+    (exdir / "ex04_svd_lora.py").write_text(mine, "utf-8")
+    assert cli.main(["reset", "ex04_svd_lora.LoRALinear", "--dir", str(exdir)]) == 0
+    assert (exdir / "ex04_svd_lora.py").read_text("utf-8") == stub4
+    assert student.segment(stub4, "LoRALinear") == lora_stub
+
+    # A syntax error elsewhere in the file does not stop the reset of another function.
+    stub = (EXERCISES / TOPIC1).read_text("utf-8")
+    broken = replace_segment(stub, "one_hot", "def one_hot(ids, vocab_size)\n    return ids")
+    mine = replace_segment(broken, "dot", solved("dot"))
+    (exdir / TOPIC1).write_text(mine, "utf-8")
+    assert cli.main(["reset", "dot", "--dir", str(exdir)]) == 0
+    assert (exdir / TOPIC1).read_text("utf-8") == broken
+
+    # A deleted function comes back (appended); the rest stays.
+    without = stub.replace(student.segment(stub, "normalize_rows"), "")
+    (exdir / TOPIC1).write_text(without, "utf-8")
+    assert cli.main(["reset", "normalize_rows", "--dir", str(exdir)]) == 0
+    text = (exdir / TOPIC1).read_text("utf-8")
+    assert text.startswith(without.rstrip("\n"))
+    assert student.segment(text, "normalize_rows") == student.segment(stub, "normalize_rows")
+
+
+def test_reset_keeps_windows_line_endings_and_odd_characters(exdir):
+    stub = (EXERCISES / TOPIC1).read_text("utf-8")
+    # A form feed and a LINE SEPARATOR in a comment: not line breaks for the parser.
+    odd = "# page\x0cbreak and \u2028 separator\n"
+    mine = odd + replace_segment(stub, "dot", solved("dot"))
+    (exdir / TOPIC1).write_bytes(mine.replace("\n", "\r\n").encode("utf-8"))
+    assert cli.main(["reset", "dot", "--dir", str(exdir)]) == 0
+    assert (exdir / TOPIC1).read_bytes() == (odd + stub).replace("\n", "\r\n").encode("utf-8")
+
+
+def test_reset_refuses_unknown_names_with_exit_2(exdir, capsys):
+    before = (exdir / TOPIC1).read_bytes()
+    for name in ("nope", "ex01_vectors.nope", "ex01_vectors", "ex99.dot"):
+        assert cli.main(["reset", name, "--dir", str(exdir)]) == 2, name
+    assert "unknown exercise" in capsys.readouterr().err
+    assert (exdir / TOPIC1).read_bytes() == before
+    assert not (exdir / ".backup").exists()
+    assert cli.main(["reset", "dot", "--dir", str(exdir / "missing")]) == 2
+
+
+def test_the_pristine_stub_is_the_generated_one():
+    for t in catalogue.topics():
+        want = stubs.make_stub((SOLUTIONS / t.filename).read_text("utf-8"), t)
+        assert student.pristine_stub(t.module) == want
+
+
+# ---------------------------------------------------------------- submit
+
+def test_submit_zip_has_a_manifest_and_is_graded_under_its_stem(exdir, tmp_path):
+    shutil.copy(SOLUTIONS / TOPIC1, exdir / TOPIC1)
+    (exdir / "notes.txt").write_text("not submitted")
+    handed_in = [TOPIC1, "ex02_projections.py"]  # two topics keep the grading quick
+    for t in catalogue.topics():
+        if t.filename not in handed_in:
+            (exdir / t.filename).unlink()
+    out = tmp_path / "alice.zip"
+    proc = course("submit", "--dir", str(exdir), "--out", str(out), "--id", "s1234567",
+                  cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "alice" in proc.stdout
+
+    with zipfile.ZipFile(out) as zf:
+        names = sorted(zf.namelist())
+        manifest = json.loads(zf.read("manifest.json"))
+        contents = {n: zf.read(n) for n in names}
+    assert names == sorted([*handed_in, "manifest.json"])
+    assert manifest["student_id"] == "s1234567" and manifest["course_version"]
+    assert manifest["missing"] == [t.filename for t in catalogue.topics()][2:]
+    datetime.fromisoformat(manifest["created"].replace("Z", "+00:00"))
+    assert [f["name"] for f in manifest["files"]] == sorted(n for n in names if n.endswith(".py"))
+    for f in manifest["files"]:
+        assert f["sha256"] == hashlib.sha256(contents[f["name"]]).hexdigest()
+        assert contents[f["name"]] == (exdir / f["name"]).read_bytes()
+    n1 = len(runner.collect("ex01_vectors", hidden=False))
+    assert manifest["public_checks"]["ex01_vectors"] == {"passed": n1, "total": n1}
+
+    graded = tmp_path / "graded"
+    proc = course("grade", str(out), "--out", str(graded), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rows = list(csv.DictReader((graded / "grades.csv").read_text("utf-8").splitlines()))
+    assert [r["id"] for r in rows] == ["alice"]
+    assert rows[0]["ex01_vectors"] == "14.00" and rows[0]["ex02_projections"] == "0.00"
+    assert (graded / "results" / "alice.json").exists()
+
+
+def test_submit_defaults_to_user_and_submission_zip(exdir, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("USER", "bob")
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["submit", "--dir", str(exdir), "--no-check"]) == 0
+    with zipfile.ZipFile(tmp_path / "submission.zip") as zf:
+        manifest = json.loads(zf.read("manifest.json"))
+        assert sorted(zf.namelist()) == sorted([t.filename for t in catalogue.topics()]
+                                               + ["manifest.json"])
+    assert manifest["student_id"] == "bob" and manifest["public_checks"] is None
+    assert manifest["missing"] == []
+    (exdir / "ex02_projections.py").unlink()
+    assert cli.main(["submit", "--dir", str(exdir), "--no-check", "--out", "x.zip"]) == 0
+    assert "ex02_projections.py" in capsys.readouterr().out  # named as missing
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert cli.main(["submit", "--dir", str(empty), "--no-check"]) == 2
+
+
+# ---------------------------------------------------------------- list
+
+def test_list_shows_progress_per_topic_and_exercise(exdir, capsys):
+    shutil.copy(SOLUTIONS / TOPIC1, exdir / TOPIC1)
+    assert cli.main(["reset", "dot", "--dir", str(exdir)]) == 0
+    capsys.readouterr()
+    assert cli.main(["list", "--dir", str(exdir)]) == 0
+    out = capsys.readouterr().out
+    specs = runner.collect("ex01_vectors", hidden=False)
+    n_dot = sum(s.exercise == "dot" for s in specs)
+    n_one_hot = sum(s.exercise == "one_hot" for s in specs)
+    rows = {line.split("│")[1].strip(): [c.strip() for c in line.split("│")[2:-1]]
+            for line in out.splitlines() if line.count("│") >= 6}
+    assert rows["ex01_vectors"][2] == f"{len(specs) - n_dot}/{len(specs)}"
+    assert rows["one_hot"][1:3] == ["written", f"{n_one_hot}/{n_one_hot}"]
+    assert rows["dot"][1:3] == ["todo", f"0/{n_dot}"]
+    n2 = len(runner.collect("ex02_projections", hidden=False))
+    assert rows["ex02_projections"][2] == f"0/{n2}" and rows["linear"][1] == "todo"
+    assert "exercises pass all their public tests" in out
+
+    assert cli.main(["list", "--static", "--dir", str(exdir)]) == 0
+    rows = {line.split("│")[1].strip(): [c.strip() for c in line.split("│")[2:-1]]
+            for line in capsys.readouterr().out.splitlines() if line.count("│") >= 6}
+    assert rows["dot"][1:3] == ["todo", f"?/{n_dot}"] and rows["one_hot"][1] == "written"
+    assert len(rows) == len(catalogue.topics()) + len(catalogue.all_exercises())
+
+
+# ---------------------------------------------------------------- hint
+
+def test_hint_tiers(capsys):
+    ex = catalogue.get_exercise("ex03_softmax.softmax")
+    assert len(ex.hints) >= 2
+    assert cli.main(["hint", "ex03_softmax.softmax"]) == 0
+    out = capsys.readouterr().out
+    assert f"Hint 1/{len(ex.hints)}: {ex.hints[0]}" in out and ex.hints[1] not in out
+    assert "--level 2" in out and "Lesson: docs/lessons/" in out
+    assert cli.main(["hint", "softmax", "--level", "99"]) == 0
+    out = capsys.readouterr().out
+    assert all(h in out for h in ex.hints) and "(more:" not in out
+    assert cli.main(["hint", "nope"]) == 2
+
+
+# ---------------------------------------------------------------- watch
+
+class Watcher:
+    """`course watch` in a subprocess, its output collected line by line."""
+
+    def __init__(self, *args: str, cwd: Path) -> None:
+        self.proc = subprocess.Popen([sys.executable, "-m", "autograder.cli", "watch", *args],
+                                     cwd=cwd, env=env(), stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT, text=True)
+        self.lines: list[str] = []
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        for line in self.proc.stdout:
+            self.lines.append(line)
+
+    @property
+    def text(self) -> str:
+        return "".join(self.lines)
+
+    def wait_for(self, needle: str, timeout: float = 120) -> None:
+        end = time.monotonic() + timeout
+        while needle not in self.text:
+            if self.proc.poll() is not None or time.monotonic() > end:
+                raise AssertionError(f"no {needle!r} in the output of course watch:\n{self.text}")
+            time.sleep(0.1)
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait(10)
+
+
+def test_watch_rechecks_the_topic_whose_file_changed(exdir, tmp_path):
+    w = Watcher("1", "--dir", str(exdir), "--once", cwd=tmp_path)
+    try:
+        w.wait_for("Watching")
+        (exdir / "ex02_projections.py").write_text("# not watched\n")  # topic 2: ignored
+        time.sleep(0.5)
+        shutil.copy(SOLUTIONS / TOPIC1, exdir / TOPIC1)
+        end = time.monotonic() + 120
+        while w.proc.poll() is None and time.monotonic() < end:
+            if "re-checking" not in w.text:  # a save the watcher was not yet ready for
+                os.utime(exdir / TOPIC1)
+            time.sleep(0.5)
+        assert w.proc.returncode == 0, w.text
+    finally:
+        w.close()
+    n = len(runner.collect("ex01_vectors", hidden=False))
+    assert "re-checking ex01_vectors.py" in w.text and "ex02_projections.py" not in w.text
+    assert f"all {n} public tests pass" in w.text
+    assert f"{n}/{n}" in w.text
+
+
+def test_watch_stops_cleanly_on_ctrl_c(exdir, tmp_path):
+    w = Watcher("--dir", str(exdir), cwd=tmp_path)
+    try:
+        w.wait_for("Watching")
+        w.proc.send_signal(signal.SIGINT)
+        assert w.proc.wait(30) == 0, w.text
+    finally:
+        w.close()
+    assert "Stopped watching." in w.text
+
+
+def test_watch_usage_errors(exdir, tmp_path):
+    assert cli.main(["watch", "eigen", "--dir", str(exdir)]) == 2
+    assert cli.main(["watch", "--dir", str(tmp_path / "nope")]) == 2

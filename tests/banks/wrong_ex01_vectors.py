@@ -218,6 +218,14 @@ def cosine_similarity(u, v, eps=1e-8):
         raise ValueError(f"shapes {u.shape} and {v.shape}")
     return float(1.0 - u @ v / max(np.linalg.norm(u) * np.linalg.norm(v), eps))
 """),
+    Variant("cosine_similarity", "computed in float32", """
+import numpy as np
+def cosine_similarity(u, v, eps=1e-8):
+    u, v = np.asarray(u, dtype=np.float32), np.asarray(v, dtype=np.float32)
+    if u.ndim != 1 or u.shape != v.shape:
+        raise ValueError(f"shapes {u.shape} and {v.shape}")
+    return float(u @ v / max(np.linalg.norm(u) * np.linalg.norm(v), np.float32(eps)))
+"""),
     # ------------------------------------------------------------------ angle_between
     Variant("angle_between", "no clipping: arccos of a cosine rounded past ±1 gives NaN",
             """
@@ -370,5 +378,21 @@ import numpy as np
 def normalize_rows(X, eps=1e-12):
     X = np.asarray(X, dtype=np.float64)
     return X / np.maximum(np.linalg.norm(X, axis=-1, keepdims=True), eps)
+"""),
+    Variant("normalize_rows", "divides by the norm of the whole matrix", """
+import numpy as np
+def normalize_rows(X, eps=1e-12):
+    X = np.asarray(X)
+    if not np.issubdtype(X.dtype, np.inexact):
+        X = X.astype(np.float64)
+    return X / max(np.linalg.norm(X), eps)
+"""),
+    Variant("normalize_rows", "row norms without keepdims: broadcast against the columns", """
+import numpy as np
+def normalize_rows(X, eps=1e-12):
+    X = np.asarray(X)
+    if not np.issubdtype(X.dtype, np.inexact):
+        X = X.astype(np.float64)
+    return X / np.maximum(np.linalg.norm(X, axis=-1), eps)
 """),
 ]

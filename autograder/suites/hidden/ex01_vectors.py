@@ -12,8 +12,13 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from autograder.checks import (expect_array, expect_equal, expect_float, expect_message_names,
-                               expect_raises, fail)
+from autograder.checks import (
+    expect_array,
+    expect_float,
+    expect_message_names,
+    expect_raises,
+    fail,
+)
 from autograder.suite import graded
 
 TOPIC = "ex01_vectors"

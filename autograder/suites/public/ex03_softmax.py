@@ -1,0 +1,88 @@
+"""Public tests of topic 3 (softmax: stability, temperature, gradients, streaming), on the
+lesson's numbers.
+
+These are the checks `course check 3` runs. The graded suite holds many more (random shapes and
+axes, huge and -inf logits, tiny temperatures, float16, blocks of every size) that are not shown;
+passing these is a start, not a guarantee.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from autograder.checks import expect_array, expect_float, expect_raises
+from autograder.suite import graded
+
+TOPIC = "ex03_softmax"
+Z = np.array([1.0, 2.0, 3.0])
+
+
+def expect_array_or_scalar(got, expected, *, dtype: str = "float64", what: str = "result"):
+    """A 0-d result may come back as a 0-d array or as a NumPy scalar (a Python float here)."""
+    from autograder.checks import tolerance
+
+    expected = np.asarray(expected)
+    if expected.ndim == 0 and type(got) in (float, int):
+        rtol, atol = tolerance(dtype)
+        expect_float(float(got), float(expected), rtol=rtol, atol=atol, what=what)
+    else:
+        expect_array(got, expected, dtype=dtype, what=what)
+
+
+@graded("softmax", "softmax([1, 2, 3]) is [0.090, 0.245, 0.665]")
+def test_softmax_small(sub, ref):
+    expect_array(sub.softmax(Z), ref.softmax(Z))
+
+
+@graded("softmax", "z + 1000 gives the same probabilities as z (no overflow)")
+def test_softmax_shift(sub, ref):
+    expect_array(sub.softmax(Z + 1000), ref.softmax(Z))
+
+
+@graded("softmax", "temperature 10 flattens [1, 2, 3] to [0.301, 0.332, 0.367]")
+def test_softmax_temperature(sub, ref):
+    expect_array(sub.softmax(Z, temperature=10.0), ref.softmax(Z, temperature=10.0))
+
+
+@graded("logsumexp", "logsumexp([0, 1000]) is 1000, not inf")
+def test_logsumexp_large(sub, ref):
+    z = np.array([0.0, 1000.0])
+    expect_array_or_scalar(sub.logsumexp(z), ref.logsumexp(z))
+
+
+@graded("log_softmax", "log_softmax([0, 1000]) is [-1000, 0], not [-inf, 0]")
+def test_log_softmax_far_apart(sub, ref):
+    z = np.array([0.0, 1000.0])
+    expect_array(sub.log_softmax(z), np.array([-1000.0, 0.0]))
+
+
+@graded("softmax_jacobian", "p = [0.5, 0.5] gives [[0.25, -0.25], [-0.25, 0.25]]")
+def test_jacobian_half(sub, ref):
+    expect_array(sub.softmax_jacobian(np.array([0.5, 0.5])),
+                 np.array([[0.25, -0.25], [-0.25, 0.25]]))
+
+
+@graded("online_softmax", "blocks of 2 over [2, 1, 5, -inf, 3] equal softmax")
+def test_online_softmax_blocks(sub, ref):
+    z = np.array([2.0, 1.0, 5.0, -np.inf, 3.0])
+    expect_array(sub.online_softmax(z, 2), ref.softmax(z))
+
+
+@graded("online_softmax", "block_size 0 raises ValueError")
+def test_online_softmax_zero_block(sub, ref):
+    expect_raises("ValueError", sub.online_softmax, Z, 0, what="block_size 0")
+
+
+@graded("online_attention", "the toy query attends almost only to k2: [0, 1]")
+def test_online_attention_toy(sub, ref):
+    q1 = np.array([3.0, -3.0])
+    K = np.array([[-3.0, 3.0], [1.0, 1.0]])
+    V = np.eye(2)
+    expect_array(sub.online_attention(q1, K, V, 1), ref.softmax(K @ q1 / np.sqrt(2)) @ V)
+
+
+@graded("online_attention", "random q, K (10, 4), V (10, 3) in blocks of 3 equal softmax(qKᵀ/√d)V")
+def test_online_attention_random(sub, ref):
+    rng = np.random.default_rng(0)
+    q, K, V = rng.normal(size=4), rng.normal(size=(10, 4)), rng.normal(size=(10, 3))
+    expect_array(sub.online_attention(q, K, V, 3), ref.softmax(K @ q / 2.0) @ V)

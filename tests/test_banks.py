@@ -34,13 +34,14 @@ def test_wrong_implementation_loses_points_in_its_own_tests(slot, topic, variant
     assert any(not r.passed for r in own), (
         f"{variant.why}: this wrong {variant.function} passes every one of its tests")
     allowed = {variant.function, *variant.also}
+    # gpu tests carry no points and fail as "skipped" without CUDA: not the variant's doing.
     stray = sorted(r.spec.name for r in results.values()
-                   if not r.passed and r.spec.exercise not in allowed)
+                   if not r.passed and r.spec.exercise not in allowed and not r.spec.gpu)
     assert not stray, f"{variant.why}: tests of other functions failed too: {stray[:5]}"
 
 
 @pytest.mark.parametrize(("topic", "variant"), _variants("correct"))
 def test_correct_alternative_gets_full_marks(slot, topic, variant):
     results = grade_sources(slot, {topic: with_replacement(topic, variant.code)}, [topic])
-    failed = {n: r.message for n, r in results.items() if not r.passed}
+    failed = {n: r.message for n, r in results.items() if not r.passed and not r.spec.gpu}
     assert not failed, f"{variant.why}: a correct {variant.function} failed: {failed}"

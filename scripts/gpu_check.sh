@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# GPU check for a lent GPU machine (DESIGN.md, "GPU"): run the gpu-marked repository tests
+# (reference attention/LoRA on CUDA, and the suites' gpu=True tests graded through the sandbox),
+# then time the reference scaled_dot_product_attention against PyTorch's fused kernel and print
+# a markdown table LAST. Run from the repository root; takes well under 3 minutes.
+#
+#   scripts/gpu_check.sh              # on a CUDA machine (torch with CUDA preinstalled)
+#   scripts/gpu_check.sh --cpu-smoke  # anywhere: tiny CPU timing only, to check the script
+#   PYTHON=/path/to/python scripts/gpu_check.sh
+set -u
+cd "$(dirname "$0")/.." || exit 2
+PY="${PYTHON:-python3}"
+export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
+SMOKE=0
+[ "${1:-}" = "--cpu-smoke" ] && SMOKE=1
+
+# Install nothing but the few test dependencies, and only when they are missing.
+if ! "$PY" -c "import numpy, pytest, hypothesis, rich, nbformat" 2>/dev/null; then
+  echo "gpu_check: installing missing test dependencies" >&2
+  "$PY" -m pip install -q numpy pytest hypothesis rich nbformat \
+    || echo "gpu_check: pip install failed (offline?); continuing with what is installed" >&2
+fi
+
+status=0
+if [ "$SMOKE" = 0 ]; then
+  "$PY" -m pytest -m gpu tests/test_gpu.py -q -p no:cacheprovider || status=$?
+fi
+
+"$PY" - "$@" <<'PYEOF' || status=$?
+"""Time the course's reference attention against torch.nn.functional.scaled_dot_product_attention."""
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+
+from solutions.ex05_attention import scaled_dot_product_attention as ours
+
+smoke = "--cpu-smoke" in sys.argv[1:]
+if not smoke and not torch.cuda.is_available():
+    print("gpu_check: no CUDA device (torch.cuda.is_available() is False); "
+          "use --cpu-smoke to try the script on the CPU", file=sys.stderr)
+    sys.exit(1)
+device = "cpu" if smoke else "cuda"
+B, H, D = (1, 2, 16) if smoke else (4, 16, 64)
+lengths = (16, 64) if smoke else (512, 1024, 2048, 4096)
+warmup, iters = (1, 2) if smoke else (3, 10)
+
+
+def sync():
+    if device == "cuda":
+        torch.cuda.synchronize()
+
+
+def bench(fn, *args, **kwargs):
+    for _ in range(warmup):
+        fn(*args, **kwargs)
+    sync()
+    t0 = time.perf_counter()
+    for _ in range(iters):
+        fn(*args, **kwargs)
+    sync()
+    return (time.perf_counter() - t0) / iters * 1e3  # ms per call
+
+
+name = torch.cuda.get_device_name() if device == "cuda" else "CPU (smoke test)"
+rows = []
+gen = torch.Generator(device=device).manual_seed(0)
+with torch.inference_mode():
+    for dtype in (torch.float16, torch.bfloat16):
+        for n in lengths:
+            q, k, v = (torch.randn(B, H, n, D, device=device, dtype=dtype, generator=gen)
+                       for _ in range(3))
+            a = ours(q, k, v, is_causal=True)  # L == S: both causal masks coincide
+            b = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            diff = (a.float() - b.float()).abs().max().item()
+            t_ours = bench(ours, q, k, v, is_causal=True)
+            t_torch = bench(F.scaled_dot_product_attention, q, k, v, is_causal=True)
+            rows.append((str(dtype).removeprefix("torch."), n, t_ours, t_torch, diff))
+            del q, k, v, a, b
+            if device == "cuda":
+                torch.cuda.empty_cache()
+
+print()
+print(f"Causal attention, B={B}, h={H}, d_h={D}, L = S, on {name} (torch {torch.__version__}):")
+print()
+print("| dtype | L = S | reference (ms) | torch SDPA (ms) | slowdown | max abs diff |")
+print("|---|---:|---:|---:|---:|---:|")
+for dt, n, t1, t2, diff in rows:
+    print(f"| {dt} | {n} | {t1:.3f} | {t2:.3f} | {t1 / t2:.1f}x | {diff:.1e} |")
+PYEOF
+exit "$status"

@@ -75,6 +75,68 @@ def cmd_hint(args: argparse.Namespace) -> int:
     return 0
 
 
+def _student_folder(command: str, arg: str | None) -> Path | None:
+    folder = _exercises_dir(arg)
+    if not folder.is_dir():
+        print(f"course {command}: no exercises folder at {folder}", file=sys.stderr)
+        return None
+    return folder
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    from autograder import student
+
+    folder = _student_folder("list", args.dir)
+    if folder is None:
+        return 2
+    return student.show_list(folder, list(catalogue.topics()), run=not args.static)
+
+
+def cmd_watch(args: argparse.Namespace) -> int:
+    from autograder import student
+
+    try:
+        topics = [catalogue.get_topic(args.topic)] if args.topic else list(catalogue.topics())
+    except KeyError as exc:
+        print(f"course watch: {exc.args[0]}", file=sys.stderr)
+        return 2
+    folder = _student_folder("watch", args.dir)
+    if folder is None:
+        return 2
+    return student.watch(folder, topics, once=args.once)
+
+
+def cmd_reset(args: argparse.Namespace) -> int:
+    from autograder import student
+
+    folder = _student_folder("reset", args.dir)
+    if folder is None:
+        return 2
+    try:
+        ex, backup = student.reset(folder, args.exercise)
+    except KeyError as exc:
+        print(f"course reset: {exc.args[0]}", file=sys.stderr)
+        return 2
+    except student.ResetError as exc:
+        print(f"course reset: {exc}", file=sys.stderr)
+        return 1
+    if backup is None:
+        print(f"{ex.qualname} is already the original stub: nothing changed")
+    else:
+        print(f"{ex.qualname} restored to its stub in {folder / (ex.topic + '.py')}; "
+              f"your previous file is saved as {backup}")
+    return 0
+
+
+def cmd_submit(args: argparse.Namespace) -> int:
+    from autograder import student
+
+    folder = _student_folder("submit", args.dir)
+    if folder is None:
+        return 2
+    return student.submit(folder, Path(args.out), args.id, check=not args.no_check)
+
+
 def cmd_grade(args: argparse.Namespace) -> int:
     from autograder import grade, submission
     from autograder.console import console, grade_progress, grade_table
@@ -108,7 +170,8 @@ def cmd_grade(args: argparse.Namespace) -> int:
     console.print(f"{len(summaries)} submission(s) in {time.monotonic() - t0:.1f} s"
                   + (f" ({len(summaries) - len(fresh)} unchanged, not regraded)"
                      if len(fresh) < len(summaries) else "")
-                  + f"; outputs in {args.out}/ (grades.csv, results/, feedback/)")
+                  + f"; outputs in {args.out}/ (grades.csv, results/, feedback/, "
+                    "report.html)")
     return 0
 
 
@@ -116,6 +179,51 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from autograder import demo
 
     return demo.run(Path(args.out), jobs=args.jobs)
+
+
+def cmd_nbgrader(args: argparse.Namespace) -> int:
+    from autograder import nbgrader_export
+
+    try:
+        written = nbgrader_export.build(Path(args.dir), topics=args.topic or None,
+                                        site_url=args.site_url)
+    except KeyError as exc:
+        print(f"course nbgrader: {exc.args[0]}", file=sys.stderr)
+        return 2
+    except nbgrader_export.ExportError as exc:
+        print(f"course nbgrader: {exc}", file=sys.stderr)
+        return 1
+    print(f"{args.dir}: nbgrader_config.py and {len(written)} source notebook(s); next, in that "
+          "folder: nbgrader generate_assignment ex01_vectors (see its README.md)")
+    return 0
+
+
+def cmd_gradescope(args: argparse.Namespace) -> int:
+    from autograder import gradescope
+
+    try:
+        out = gradescope.build(Path(args.out), hidden_visibility=args.hidden_visibility,
+                               call_timeout=args.call_timeout,
+                               submission_timeout=args.submission_timeout)
+    except FileNotFoundError as exc:
+        print(f"course gradescope: {exc}", file=sys.stderr)
+        return 1
+    print(f"{out}: upload it as the autograder of a Gradescope programming assignment")
+    return 0
+
+
+def cmd_release(args: argparse.Namespace) -> int:
+    from autograder import release
+    from autograder.console import console
+
+    try:
+        with console.status("recording reference values and building the release …"):
+            out = release.build(Path(args.out), force=args.force)
+    except release.ReleaseError as exc:
+        print(f"course release: {exc}", file=sys.stderr)
+        return 1
+    print(f"{out}: the student repository (no solutions, no hidden tests; scanned for both)")
+    return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -135,6 +243,35 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--level", type=int, default=1, help="how many tiers to show (default 1)")
     s.set_defaults(func=cmd_hint)
 
+    s = sub.add_parser("list", help="your progress per topic and exercise")
+    s.add_argument("--dir", help="the folder holding your exercise files (default: exercises/)")
+    s.add_argument("--static", action="store_true",
+                   help="do not run the public tests: show the exercises, points and which "
+                        "still raise the stub's NotImplementedError")
+    s.set_defaults(func=cmd_list)
+
+    s = sub.add_parser("watch", help="re-check a topic each time you save its file")
+    s.add_argument("topic", nargs="?", help="watch only this topic (default: all)")
+    s.add_argument("--dir", help="the folder holding your exercise files (default: exercises/)")
+    s.add_argument("--once", action="store_true",
+                   help="exit after the first re-check (0 if that topic passes, else 1)")
+    s.set_defaults(func=cmd_watch)
+
+    s = sub.add_parser("reset", help="restore one exercise's stub (your file is backed up)")
+    s.add_argument("exercise", help="e.g. ex03_softmax.softmax or softmax")
+    s.add_argument("--dir", help="the folder holding your exercise files (default: exercises/)")
+    s.set_defaults(func=cmd_reset)
+
+    s = sub.add_parser("submit", help="zip your exercises with a manifest, ready to hand in")
+    s.add_argument("--dir", help="the folder holding your exercise files (default: exercises/)")
+    s.add_argument("--out", default="submission.zip",
+                   help="the zip to write (default submission.zip); its name is your "
+                        "submission's id when graded")
+    s.add_argument("--id", help="your student id for the manifest (default: $USER)")
+    s.add_argument("--no-check", action="store_true",
+                   help="do not run the public checks first")
+    s.set_defaults(func=cmd_submit)
+
     s = sub.add_parser("grade", help="grade submissions (instructors)")
     s.add_argument("submissions", nargs="*", help="submission folders or .zip files")
     s.add_argument("--class", dest="class_dir", help="grade each direct child of this folder")
@@ -152,6 +289,30 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--out", default=str(ROOT / "build" / "demo"))
     s.add_argument("--jobs", type=int, default=2)
     s.set_defaults(func=cmd_demo)
+
+    s = sub.add_parser("nbgrader", help="build an nbgrader course: config + a notebook per topic")
+    s.add_argument("dir", help="the nbgrader course folder to write")
+    s.add_argument("--topic", action="append",
+                   help="export only this topic (repeatable; default: all)")
+    s.add_argument("--site-url", default=catalogue.SITE_URL,
+                   help=f"where the lesson site is served (default {catalogue.SITE_URL})")
+    s.set_defaults(func=cmd_nbgrader)
+
+    s = sub.add_parser("gradescope", help="build a Gradescope autograder zip")
+    s.add_argument("--out", default="autograder.zip", help="the zip (default autograder.zip)")
+    s.add_argument("--hidden-visibility", default="after_published",
+                   choices=["hidden", "after_due_date", "after_published", "visible"],
+                   help="Gradescope visibility of hidden tests (default after_published)")
+    s.add_argument("--call-timeout", type=float, default=10.0, help="seconds per call (10)")
+    s.add_argument("--submission-timeout", type=float, default=120.0,
+                   help="seconds of calls per submission (120)")
+    s.set_defaults(func=cmd_gradescope)
+
+    s = sub.add_parser("release", help="build the student repository (no solutions, no hidden "
+                                       "tests)")
+    s.add_argument("out", help="the folder to write (must be empty or absent)")
+    s.add_argument("--force", action="store_true", help="replace a non-empty OUT")
+    s.set_defaults(func=cmd_release)
     return p
 
 

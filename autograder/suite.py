@@ -26,6 +26,25 @@ settings.register_profile(
     suppress_health_check=list(HealthCheck))
 settings.load_profile("grading")
 
+
+def _no_local_constants() -> None:
+    """Stop Hypothesis from mixing constants of "local" modules into generated data.
+
+    Recent Hypothesis harvests literals from every non-site-packages module imported so far
+    (our solutions and hidden suites included), caches them under ``.hypothesis/`` in the working
+    directory, and draws from them: that writes hidden constants to disk and makes the generated
+    inputs depend on import order, hence on which submission was graded first.
+    """
+    try:
+        from hypothesis.internal.conjecture import providers
+    except ImportError:  # pragma: no cover - another Hypothesis layout
+        return
+    if hasattr(providers, "_get_local_constants") and hasattr(providers, "Constants"):
+        providers._get_local_constants = providers.Constants
+
+
+_no_local_constants()
+
 #: True while a hidden test runs: messages then omit inputs and expected values.
 HIDDEN: contextvars.ContextVar[bool] = contextvars.ContextVar("HIDDEN", default=False)
 

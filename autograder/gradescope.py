@@ -1,0 +1,201 @@
+"""`course gradescope --out autograder.zip`: the course as a Gradescope autograder.
+
+The zip holds, at its root, what Gradescope expects (``setup.sh``, ``run_autograder``) beside
+the course's grading code: the ``autograder`` package with its public and hidden suites, the
+``solutions`` and ``pyproject.toml``. Gradescope unpacks it into ``/autograder/source``, runs
+``setup.sh`` once to build the image, and then, for each submission, ``run_autograder`` as root,
+which calls :func:`run` (``python -m autograder.gradescope run``): the files uploaded to
+``/autograder/submission`` are graded as one submission by the same sandboxed grader as
+`course grade`, and its results (Gradescope's schema, see :mod:`autograder.outputs`) land in
+``/autograder/results/results.json``.
+
+Running as root, every worker drops to an unprivileged slot user (:mod:`autograder.isolation`);
+before grading, the instructor's files (solutions, suites) and Gradescope's own folders are
+made unreadable to other users too, so that they stay closed where the container refuses the
+namespaces that would hide them.
+
+``COURSE_AUTOGRADER_ROOT`` (instead of ``/autograder``) and ``COURSE_PYTHON`` (instead of the
+image's venv) exist for the course's own tests only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import stat
+import sys
+import tempfile
+import zipfile
+from pathlib import Path
+
+from autograder import catalogue
+
+ROOT = Path(__file__).resolve().parent.parent
+VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
+#: Where setup.sh puts the grader's Python (outside /autograder, which workers may not read).
+VENV = "/opt/course-venv"
+
+SETUP_SH = """\
+#!/usr/bin/env bash
+# Gradescope runs this once, as root, when it builds the autograder image (written by
+# `course gradescope`). Choose a base image whose python3 the course supports (3.10 or newer).
+set -euo pipefail
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q
+apt-get install -y -q python3 python3-venv python3-pip
+# The venv lives outside /autograder: grading workers may not read anything under /autograder.
+python3 -m venv {venv}
+{venv}/bin/python -m pip install -q --upgrade pip
+# torch first, pinned, from PyTorch's CPU index: left to the resolver, an unpinned torch pulls a
+# multi-GB CUDA build that Gradescope's CPU machines cannot use.
+{venv}/bin/python -m pip install -q "torch==2.13.0" --index-url https://download.pytorch.org/whl/cpu
+{venv}/bin/python -m pip install -q -e /autograder/source
+# rfc3987-syntax (pulled in by jupyter-events) slows every nbformat import by ~2 s; unused.
+{venv}/bin/python -m pip uninstall -q -y rfc3987-syntax || true
+"""
+
+RUN_AUTOGRADER = """\
+#!/usr/bin/env bash
+# Gradescope runs this as root for every submission (written by `course gradescope`): grade
+# /autograder/submission with the course's sandboxed grader into /autograder/results/results.json.
+# COURSE_AUTOGRADER_ROOT and COURSE_PYTHON are for the course's own tests only.
+set -uo pipefail
+ROOT="${{COURSE_AUTOGRADER_ROOT:-/autograder}}"
+PYTHON="${{COURSE_PYTHON:-{venv}/bin/python}}"
+cd "$ROOT/source" || exit 1
+export PYTHONPATH="$ROOT/source" PYTHONDONTWRITEBYTECODE=1
+exec "$PYTHON" -m autograder.gradescope run --root "$ROOT" \\
+    --hidden-visibility {visibility} --call-timeout {call} --submission-timeout {submission}
+"""
+
+README = """\
+# Gradescope autograder of "Linear Algebra for Transformers"
+
+Written by `course gradescope`. Upload the zip as a programming assignment's autograder.
+Students upload their exercise files (`ex01_vectors.py` ... or `.ipynb` notebooks), in any
+folder layout. Each submission is graded by the course's sandboxed grader (every test of every
+topic, public ones visible at once, hidden ones as chosen when the zip was built).
+"""
+
+
+def _source_files(root: Path) -> list[tuple[str, Path]]:
+    """(name in the zip, file) for the grading code: package, suites, solutions, pyproject."""
+    files: list[tuple[str, Path]] = []
+    for path in sorted((root / "autograder").rglob("*")):
+        if path.is_file() and "__pycache__" not in path.parts and path.suffix in (
+                ".py", ".toml", ".md", ".zip"):
+            files.append((path.relative_to(root).as_posix(), path))
+    for path in sorted((root / "solutions").glob("*.py")):
+        files.append((path.relative_to(root).as_posix(), path))
+    files.append(("pyproject.toml", root / "pyproject.toml"))
+    return files
+
+
+def _entry(zf: zipfile.ZipFile, name: str, data: bytes, mode: int) -> None:
+    info = zipfile.ZipInfo(name, date_time=(2020, 1, 1, 0, 0, 0))
+    info.compress_type = zipfile.ZIP_DEFLATED
+    info.external_attr = (stat.S_IFREG | mode) << 16
+    zf.writestr(info, data)
+
+
+def build(out: Path, *, root: Path = ROOT, hidden_visibility: str = "after_published",
+          call_timeout: float = 10.0, submission_timeout: float = 120.0) -> Path:
+    """Write the autograder zip to ``out`` (reproducibly: sorted entries, fixed timestamps).
+
+    Raises:
+        FileNotFoundError: a solution is missing (this needs the instructor's repository).
+        ValueError: an unknown visibility.
+    """
+    if hidden_visibility not in VISIBILITIES:
+        raise ValueError(f"visibility must be one of {', '.join(VISIBILITIES)}")
+    for t in catalogue.topics():
+        if not (root / "solutions" / t.filename).is_file():
+            raise FileNotFoundError(f"solutions/{t.filename} is missing: a Gradescope autograder "
+                                    "is built from the instructor's repository")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(f".{out.name}.tmp")
+    with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as zf:
+        _entry(zf, "setup.sh", SETUP_SH.format(venv=VENV).encode(), 0o755)
+        _entry(zf, "run_autograder", RUN_AUTOGRADER.format(
+            venv=VENV, visibility=hidden_visibility, call=f"{call_timeout:g}",
+            submission=f"{submission_timeout:g}").encode(), 0o755)
+        _entry(zf, "README.md", README.encode(), 0o644)
+        for name, path in _source_files(root):
+            _entry(zf, name, path.read_bytes(), 0o644)
+    os.replace(tmp, out)
+    return out
+
+
+# ------------------------------------------------------------------ inside Gradescope
+
+def _close(root: Path) -> None:
+    """As root: instructor files and Gradescope's folders unreadable to any other user."""
+    if os.geteuid() != 0:
+        return
+    source = root / "source"
+    closed = [source / "solutions", source / "autograder" / "suites",
+              root / "submission_metadata.json"]  # Gradescope's file: the student's details
+    closed += [p for p in root.iterdir() if p.is_dir() and p.name != "source"]
+    for p in closed:
+        if p.exists() and not p.is_symlink():
+            os.chmod(p, 0o700 if p.is_dir() else 0o600)
+
+
+def _fault_result(message: str) -> str:
+    return json.dumps({
+        "score": 0.0,
+        "execution_time": 0.0,
+        "output": "The autograder itself failed (this is not about your code); please tell "
+                  f"your instructor.\n{message}",
+        "tests": [],
+    }, indent=2) + "\n"
+
+
+def run(root: Path, *, hidden_visibility: str = "after_published", call_timeout: float = 10.0,
+        submission_timeout: float = 120.0) -> int:
+    """Grade ``root/submission`` into ``root/results/results.json``; 0, or 1 on a grader fault."""
+    from autograder import grade, outputs
+    from autograder.sandbox import Limits
+
+    results = root / "results"
+    results.mkdir(parents=True, exist_ok=True)
+    submission = root / "submission"
+    submission.mkdir(exist_ok=True)  # nothing uploaded: graded as an empty submission
+    _close(root)
+    with tempfile.TemporaryDirectory(prefix="course-gradescope-") as tmp:
+        os.environ["HYPOTHESIS_STORAGE_DIRECTORY"] = os.path.join(tmp, "hypothesis")
+        out = Path(tmp) / "out"
+        try:
+            limits = Limits(call_seconds=call_timeout, submission_seconds=submission_timeout)
+            grade.grade_batch([submission], out, jobs=1, limits=limits,
+                              visibility_hidden=hidden_visibility)
+            text = (out / "results" / "submission.json").read_text("utf-8")
+        except Exception as exc:  # noqa: BLE001 - a fault of the grader, not the submission
+            import traceback
+
+            traceback.print_exc()
+            outputs.write_atomic(results / "results.json",
+                                 _fault_result(f"{type(exc).__name__}: {exc}"))
+            return 1
+    outputs.write_atomic(results / "results.json", text)
+    doc = json.loads(text)
+    print(f"graded: {doc['score']:.2f} / {doc['max_score']:.2f}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m autograder.gradescope")
+    sub = p.add_subparsers(dest="command", required=True)
+    r = sub.add_parser("run", help="grade /autograder/submission (Gradescope's run_autograder)")
+    r.add_argument("--root", default=os.environ.get("COURSE_AUTOGRADER_ROOT", "/autograder"))
+    r.add_argument("--hidden-visibility", default="after_published", choices=VISIBILITIES)
+    r.add_argument("--call-timeout", type=float, default=10.0)
+    r.add_argument("--submission-timeout", type=float, default=120.0)
+    args = p.parse_args(argv)
+    return run(Path(args.root), hidden_visibility=args.hidden_visibility,
+               call_timeout=args.call_timeout, submission_timeout=args.submission_timeout)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

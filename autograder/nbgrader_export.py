@@ -1,0 +1,311 @@
+"""`course nbgrader DIR`: the course as an nbgrader course directory.
+
+What it writes (one nbgrader assignment per topic, named after the topic's module)::
+
+    DIR/nbgrader_config.py                      feedback hides hidden tests; no MathJax CDN
+    DIR/templates/course_feedback/              the feedback template (nbgrader's, offline)
+    DIR/source/ex01_vectors/ex01_vectors.ipynb  … one source notebook per topic
+    DIR/README.md                               the instructor's workflow
+
+A source notebook holds, in the solution's own order: the lesson's summary with links to the
+site; the module's given code (imports, constants) in locked cells; one solution cell per
+exercise with the reference body between ``### BEGIN SOLUTION`` / ``### END SOLUTION``; and after
+each exercise one autograded test cell worth the exercise's catalogue points. The test cells do
+not copy the tests: they name them, and :mod:`autograder.nbgrader_adapter` runs those very suite
+functions in the kernel (public tests first, hidden tests between ``### BEGIN HIDDEN TESTS`` /
+``### END HIDDEN TESTS``, which `nbgrader generate_assignment` strips from the release). An
+exercise without any test yet gets no test cell (so no free points).
+
+nbgrader runs the tests in the student's kernel; `course grade` on the collected notebooks is the
+tamper-proof path (see :mod:`autograder.nbgrader_adapter` and the written README): it reads their
+code cells and leaves out the autograded test cells
+(:func:`autograder.submission.notebook_to_source`).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from pathlib import Path
+
+from autograder import catalogue, runner
+
+ROOT = Path(__file__).resolve().parent.parent
+NB_META = {
+    "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
+    "language_info": {"name": "python"},
+}
+COURSE_ID = "linear-algebra-for-transformers"
+BEGIN_HIDDEN = "### BEGIN HIDDEN TESTS"
+END_HIDDEN = "### END HIDDEN TESTS"
+
+
+class ExportError(ValueError):
+    """The course cannot be exported as it stands (a solution or suite out of line)."""
+
+
+# ------------------------------------------------------------------ cells
+
+def _nbgrader(grade_id: str, *, grade: bool = False, solution: bool = False,
+              locked: bool = False, points: float | None = None) -> dict:
+    meta = {"grade": grade, "grade_id": grade_id, "locked": locked, "schema_version": 3,
+            "solution": solution}
+    if points is not None:
+        meta["points"] = points
+    return {"nbgrader": meta}
+
+
+def _cell(kind: str, source: str, cell_id: str, meta: dict) -> dict:
+    cell = {"cell_type": kind, "id": cell_id, "metadata": meta, "source": source}
+    if kind == "code":
+        cell.update(execution_count=None, outputs=[])
+    return cell
+
+
+def _segments(source: str, topic: catalogue.Topic) -> list[tuple[str | None, str]]:
+    """The solution file cut at its top-level statements: (exercise name or None, text).
+
+    Comments and blank lines before a statement travel with it; the module docstring is
+    dropped (the notebook opens with the lesson summary instead); consecutive statements that
+    are not exercises share one segment.
+    """
+    tree = ast.parse(source)
+    lines = source.splitlines()
+    names = {e.name for e in topic.exercises}
+    body = list(tree.body)
+    prev = 0
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        prev = body[0].end_lineno
+        body = body[1:]
+    ranges: list[list] = []  # [exercise name or None, first line, end line]
+    starts = [min([n.lineno, *(d.lineno for d in getattr(n, "decorator_list", []))]) - 1
+              for n in body]
+    for i, node in enumerate(body):
+        nxt = starts[i + 1] if i < len(body) - 1 else len(lines)
+        end = node.end_lineno
+        # indented comments after the last statement (``### END SOLUTION``) are the node's
+        while end < nxt and (not lines[end].strip() or lines[end][0] in " \t"):
+            end += 1
+        if i == len(body) - 1:
+            end = len(lines)
+        name = getattr(node, "name", None)
+        kind = name if name in names else None
+        if kind is None and ranges and ranges[-1][0] is None:
+            ranges[-1][2] = end
+        else:
+            ranges.append([kind, prev, end])
+        prev = end
+    return [(kind, "\n".join(lines[a:b]).strip("\n")) for kind, a, b in ranges]
+
+
+def lesson_summary(topic: catalogue.Topic, site_url: str, root: Path = ROOT) -> str:
+    """The lesson page's opening paragraph and its sections, linked to the site."""
+    page_url = f"{site_url.rstrip('/')}/{topic.lesson_page.removesuffix('.md')}/"
+    page = root / "docs" / topic.lesson_page
+    intro, sections = "", []
+    if page.is_file():
+        text = page.read_text("utf-8")
+        paras = re.split(r"\n\s*\n", re.sub(r"\A#[^\n]*\n", "", text.strip() + "\n"))
+        intro = next((p.strip() for p in paras if p.strip() and not p.lstrip().startswith("#")),
+                     "")
+        for m in re.finditer(r"^## (.+?)(?:\s*\{#([\w-]+)\})?\s*$", text, re.MULTILINE):
+            title, anchor = m.group(1).strip(), m.group(2)
+            sections.append(f"- [{title}]({page_url}#{anchor})" if anchor else f"- {title}")
+    parts = [f"# Topic {topic.number}: {topic.title}", ""]
+    if intro:
+        parts += [intro, ""]
+    parts += [(f"**Read the lesson first:** [{topic.title}]({page_url}) "
+              f"(`docs/{topic.lesson_page}` in the course repository; `make serve` serves the "
+              "site at that address).")]
+    if sections:
+        parts += ["", "In the lesson:", "", *sections]
+    parts += ["", f"## Your exercises ({topic.points} points)", "",
+              ("Fill in every cell that says `YOUR CODE HERE`, then run the test cell after it: "
+              "it runs the public tests of that exercise (the same as `course check "
+              f"{topic.number}`). More tests, not shown, run when your work is graded, and the "
+              "points of an exercise are shared among all its tests."), ""]
+    for ex in topic.exercises:
+        parts.append(f"- `{ex.name}` ({ex.points} points): "
+                     f"[lesson section]({page_url}{ex.anchor})")
+    return "\n".join(parts).rstrip() + "\n"
+
+
+def _test_cell_source(topic: catalogue.Topic, ex: catalogue.Exercise,
+                      specs: list[runner.TestSpec]) -> str:
+    public = [s for s in specs if s.visibility == "public"]
+    hidden = [s for s in specs if s.visibility == "hidden"]
+    lines = [(f"# Autograded: the tests of {ex.name} ({ex.points} points), the very tests "
+             "`course check` and `course grade` run."),
+             "from autograder.nbgrader_adapter import Tests",
+             "",
+             f"tests = Tests({topic.module!r}, {ex.name!r}, globals())"]
+    lines += [f"tests.run({s.description!r})" for s in public]
+    if hidden:
+        lines.append(BEGIN_HIDDEN)
+        lines += [f"tests.run({s.description!r})" for s in hidden]
+        lines.append(END_HIDDEN)
+    lines.append("tests.result()")
+    return "\n".join(lines)
+
+
+def topic_notebook(topic: catalogue.Topic, solution: str, specs: list[runner.TestSpec],
+                   site_url: str = catalogue.SITE_URL, root: Path = ROOT) -> dict:
+    """The nbgrader source notebook of one topic, as an nbformat 4.5 dict."""
+    if "BEGIN HIDDEN TESTS" in solution or "END HIDDEN TESTS" in solution:
+        raise ExportError(f"solutions/{topic.filename} contains a hidden-tests marker")
+    by_exercise: dict[str, list[runner.TestSpec]] = {}
+    for s in specs:
+        by_exercise.setdefault(s.exercise, []).append(s)
+    cells = [_cell("markdown", lesson_summary(topic, site_url, root), "intro",
+                   _nbgrader("intro", locked=True))]
+    seen: set[str] = set()
+    given = 0
+    for name, text in _segments(solution, topic):
+        if name is None:
+            given += 1
+            gid = f"given-{given}"
+            cells.append(_cell("code", text, gid, _nbgrader(gid, locked=True)))
+            continue
+        if "### BEGIN SOLUTION" not in text:
+            raise ExportError(f"{topic.module}.{name} has no ### BEGIN SOLUTION block")
+        seen.add(name)
+        ex = topic.exercise(name)
+        tests = by_exercise.get(name, [])
+        head = [f"### `{name}` ({ex.points} points)", "",
+                (f"Hint: {ex.hints[0]} Lesson: [{ex.anchor.lstrip('#')}]"
+                f"({site_url.rstrip('/')}/{topic.lesson_page.removesuffix('.md')}/{ex.anchor}).")]
+        if not tests:
+            head += ["", "*(This exercise has no tests yet, so it carries no points here.)*"]
+        cells.append(_cell("markdown", "\n".join(head), f"about-{name}",
+                           _nbgrader(f"about-{name}", locked=True)))
+        cells.append(_cell("code", text, name, _nbgrader(name, solution=True)))
+        if tests:
+            gid = f"test-{name}"
+            cells.append(_cell("code", _test_cell_source(topic, ex, tests), gid,
+                               _nbgrader(gid, grade=True, locked=True, points=ex.points)))
+    missing = [e.name for e in topic.exercises if e.name not in seen]
+    if missing:
+        raise ExportError(f"solutions/{topic.filename} does not define {', '.join(missing)}")
+    return {"cells": cells, "metadata": dict(NB_META), "nbformat": 4, "nbformat_minor": 5}
+
+
+# ------------------------------------------------------------------ configuration
+
+CONFIG = '''\
+"""nbgrader configuration of "Linear Algebra for Transformers" (written by `course nbgrader`).
+
+The autograded cells call the course's own suites through autograder.nbgrader_adapter, so the
+kernel that runs them needs the course package: the instructor's environment (which autogrades)
+has the whole repository installed (`pip install -e .`); the students' environment needs only the
+student release (`course release`), which holds no solutions and no hidden tests.
+
+nbgrader runs every test in the student's kernel, where a determined student can tamper with the
+outcome. The tamper-proof path: grade the collected notebooks with the sandboxed grader,
+    course grade --class submitted --out grades
+"""
+
+import os
+
+import nbgrader
+from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
+from nbgrader.preprocessors import ClearHiddenTests, GetGrades
+
+from autograder.nbgrader_feedback import HideTestInternals
+
+c = get_config()  # noqa: F821 - provided by traitlets when it loads this file
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+c.CourseDirectory.course_id = {course_id!r}
+c.CourseDirectory.root = HERE
+
+# Hidden tests run at grading time; give a slow kernel room (seconds per cell).
+c.Execute.timeout = {timeout}
+c.Execute.kernel_name = "python3"
+
+# Feedback: nbgrader's default shows the hidden tests' source and tracebacks that quote hidden
+# lines. Strip the hidden regions again and cut tracebacks in test cells to their last line.
+c.GenerateFeedback.preprocessors = [GetGrades, ClearHiddenTests, HideTestInternals,
+                                    CSSHTMLHeaderPreprocessor]
+# ... and load no MathJax from a CDN: templates/course_feedback is nbgrader's feedback template
+# with an offline mathjax macro (formulas stay as TeX).
+c.HTMLExporter.template_name = "course_feedback"
+c.HTMLExporter.extra_template_basedirs = [
+    os.path.join(HERE, "templates"),
+    os.path.join(os.path.dirname(nbgrader.__file__), "server_extensions", "formgrader",
+                 "templates"),
+]
+'''
+
+MATHJAX_MACRO = '''\
+{%- macro mathjax(url="") -%}
+<!-- MathJax is not loaded: this feedback page works offline (formulas are shown as TeX). -->
+{%- endmacro %}
+'''
+
+README = '''\
+# nbgrader course: Linear Algebra for Transformers
+
+Written by `course nbgrader`. One assignment per topic (`source/<topic>/<topic>.ipynb`); each
+notebook's autograded cells call the course's own test suites (public tests, then hidden tests
+between `### BEGIN HIDDEN TESTS` / `### END HIDDEN TESTS`), with the points of the catalogue.
+
+## Environments
+
+- Instructor (runs `nbgrader` commands): the course repository installed, `pip install -e
+  '.[nbgrader]'`. Autograding needs the hidden suites and the solutions.
+- Students (their Jupyter kernels): the student release, `course release OUT` then
+  `pip install -e OUT`. It holds no solutions and no hidden tests.
+
+## Workflow (run in this folder)
+
+    nbgrader generate_assignment ex01_vectors     # release/: no solutions, no hidden tests
+    # ... release, students work, collect into submitted/<student>/ex01_vectors/ ...
+    nbgrader autograde ex01_vectors
+    nbgrader generate_feedback ex01_vectors       # hidden tests' source and inputs not shown
+    nbgrader export                               # grades.csv
+
+## Trust
+
+nbgrader runs the tests **in the student's kernel**, as it always does: code in the notebook runs
+in the same process as the tests and can tamper with them. For grades that count, grade the
+collected notebooks with the sandboxed grader, which reads `exNN_*.ipynb` files:
+
+    course grade --class submitted --out grades
+
+That is the tamper-proof path (see the instructors' guide). It grades the solution cells (the
+notebooks' autograded test cells are left out) with every public and hidden test, in the sandbox.
+'''
+
+
+def build(dest: Path, *, topics: list[str] | None = None, site_url: str = catalogue.SITE_URL,
+          root: Path = ROOT, timeout: int = 600) -> list[Path]:
+    """Write the nbgrader course into ``dest``; return the source notebooks written.
+
+    Raises:
+        ExportError: a solution or a suite that cannot be exported.
+        KeyError: an unknown topic.
+    """
+    chosen = [catalogue.get_topic(t) for t in topics] if topics else list(catalogue.topics())
+    dest.mkdir(parents=True, exist_ok=True)
+    (dest / "nbgrader_config.py").write_text(
+        CONFIG.format(course_id=COURSE_ID, timeout=int(timeout)), encoding="utf-8")
+    tpl = dest / "templates" / "course_feedback"
+    tpl.mkdir(parents=True, exist_ok=True)
+    (tpl / "conf.json").write_text(json.dumps(
+        {"base_template": "feedback", "mimetypes": {"text/html": True}}, indent=2) + "\n",
+        encoding="utf-8")
+    (tpl / "mathjax.html.j2").write_text(MATHJAX_MACRO, encoding="utf-8")
+    (dest / "README.md").write_text(README, encoding="utf-8")
+    written = []
+    for topic in chosen:
+        sol = root / "solutions" / topic.filename
+        if not sol.is_file():
+            raise ExportError(f"no solution file {sol}")
+        nb = topic_notebook(topic, sol.read_text("utf-8"), runner.collect(topic.module),
+                            site_url, root)
+        path = dest / "source" / topic.module / f"{topic.module}.ipynb"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        written.append(path)
+    return written

@@ -1,0 +1,313 @@
+"""`course release OUT`: the student-facing repository, built and proved free of answers.
+
+What a release holds: the stubs (``exercises/``, plus pristine copies in ``autograder/pristine/``
+for `course reset`), the `course` tooling (the ``autograder`` package **without**
+``suites/hidden/``), the public suites, the lesson site's sources (``docs/``, ``mkdocs.yml``,
+``scripts/setup_docs.sh``), and a student README, Makefile and pyproject. What it never holds:
+``solutions/``, the hidden suites, the repository's tests and the example class.
+
+The public tests compare with ``ref``, the reference solution, which a release cannot ship. So
+the build runs every public test against the solutions once, recording each reference value it
+uses (:mod:`autograder.recorded`), replays them to prove that the solutions pass with the
+recordings alone, writes them into the release, and finally scans every file of the release
+(zip members and notebook cells included) for each solution body and each hidden suite's code:
+one hit and nothing is written to ``OUT``.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import io
+import json
+import os
+import re
+import shutil
+import tempfile
+import zipfile
+from pathlib import Path
+
+from autograder import catalogue, recorded, runner, stubs
+
+ROOT = Path(__file__).resolve().parent.parent
+#: Left out of every copied tree (build outputs and caches, as .gitignore lists them).
+SKIP_PARTS = {"__pycache__", ".hypothesis", ".ruff_cache", "node_modules", ".pytest_cache"}
+SKIP_DOCS = ("docs/generated", "docs/assets/vendor")
+#: Where the recordings go in the release (where autograder.recorded looks for them).
+RECORDINGS = "autograder/suites/public/recorded_reference.zip"
+#: Needles shorter than this (after whitespace is collapsed) are too common to mean a leak.
+MIN_NEEDLE = 40
+
+
+class ReleaseError(RuntimeError):
+    """The release cannot be built, or would leak (nothing is written then)."""
+
+
+# ------------------------------------------------------------------ what is copied
+
+def _files(root: Path) -> list[tuple[str, Path]]:
+    """(path in the release, source file) of everything copied as is."""
+    out: list[tuple[str, Path]] = []
+
+    def tree(rel: str, keep) -> None:
+        base = root / rel
+        if not base.is_dir():
+            return
+        for p in sorted(base.rglob("*")):
+            r = p.relative_to(root).as_posix()
+            if not p.is_file() or p.is_symlink() or SKIP_PARTS & set(p.parts):
+                continue
+            if keep(r):
+                out.append((r, p))
+
+    tree("exercises", lambda r: r.endswith(".py"))
+    tree("autograder", lambda r: not r.startswith("autograder/suites/hidden")
+         and not r.startswith("autograder/pristine") and r.endswith((".py", ".toml", ".md")))
+    tree("docs", lambda r: not r.startswith(SKIP_DOCS))
+    for name in ("mkdocs.yml", ".gitignore", "scripts/setup_docs.sh"):
+        if (root / name).is_file():
+            out.append((name, root / name))
+    return out
+
+
+STUDENT_README = """\
+# Linear Algebra for Transformers — your course repository
+
+Seven short lessons on the linear algebra inside a transformer, each closed by an exercise that
+`course check` tests on your own machine.
+
+## Start
+
+```bash
+make venv                    # creates .venv and installs the `course` tool (PyTorch CPU first)
+source .venv/bin/activate
+course check 1               # the public tests of topic 1 on exercises/ex01_vectors.py
+```
+
+Read a lesson (`make serve`, then open <http://127.0.0.1:8000>, or read `docs/lessons/`), fill
+in the matching stub in `exercises/` (each function keeps its signature and docstring: shapes,
+dtypes, errors, an example; replace the `raise NotImplementedError`), then check it.
+
+| command | does |
+|---|---|
+| `course check [TOPIC]` | the public tests on `exercises/` (TOPIC: `ex03_softmax`, `ex03`, `3` or `softmax`; none = all). Exit 0 all pass, 1 some fail |
+| `course hint EXERCISE [--level 2]` | tiered hints (`course hint ex03_softmax.softmax`) |
+| `course watch` / `course list` | re-check on every save / your progress per exercise |
+| `course reset EXERCISE` | restore one function's stub (your file is backed up first) |
+| `course submit` | zip `exercises/` with a manifest, ready to hand in |
+
+## What this repository holds
+
+```
+exercises/     your stubs: fill them in
+docs/          the lessons (the site's sources; `make serve` builds and serves them)
+autograder/    the `course` tool and the public tests (autograder/suites/public/)
+```
+
+The public tests are a start, not the grade: when you are graded, many more tests (random,
+adversarial and property-based inputs) run in a sandbox, and they never show their inputs. The
+reference solution is not part of this repository; the public tests compare your results with
+reference values recorded from it (`autograder/suites/public/recorded_reference.zip`).
+"""
+
+STUDENT_MAKEFILE = """\
+# The student repository of "Linear Algebra for Transformers" (written by `course release`).
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+# torch==2.13.0 first: left to the resolver, an unpinned torch pulls a multi-GB CUDA build.
+TORCH  := torch==2.13.0
+
+.PHONY: venv check docs serve clean
+
+venv: $(STAMP)
+
+$(STAMP): pyproject.toml
+\t$(PYTHON) -m venv $(VENV)
+\t$(PY) -m pip install -q --upgrade pip
+\t$(PY) -m pip install -q $(TORCH)
+\t$(PY) -m pip install -q -e '.[docs]'
+\t-$(PY) -m pip uninstall -q -y rfc3987-syntax
+\ttouch $(STAMP)
+
+check: $(STAMP)
+\t$(VENV)/bin/course check $(TOPIC)
+
+docs: $(STAMP)
+\tbash scripts/setup_docs.sh
+\t$(VENV)/bin/mkdocs build --strict
+
+serve: $(STAMP)
+\tbash scripts/setup_docs.sh
+\t$(VENV)/bin/mkdocs serve
+
+clean:
+\trm -rf $(VENV) site build
+"""
+
+
+def student_pyproject(text: str) -> str:
+    """The repository's pyproject with the recordings declared as package data."""
+    new, n = re.subn(r'(?m)^autograder = \[(.*?)\][ \t]*$',
+                     lambda m: f'autograder = [{m.group(1)}, "suites/public/*.zip"]', text)
+    if n != 1:
+        raise ReleaseError("pyproject.toml: no `autograder = [...]` package-data line to extend")
+    return new
+
+
+# ------------------------------------------------------------------ recording
+
+def record_reference(root: Path = ROOT) -> dict[str, dict[str, bytes]]:
+    """Run every public test against the solutions, recording each reference value used;
+    then replay the recordings and check that the solutions still pass every public test.
+
+    Raises:
+        ReleaseError: a solution fails a public test, or a reference value cannot be recorded
+            or replayed (the message names the tests).
+    """
+    from autograder.sandbox import Session, Slot
+
+    sources = {}
+    for t in catalogue.topics():
+        path = stubs.solution_path(t, root)
+        if not path.is_file():
+            raise ReleaseError(f"solutions/{t.filename} is missing: a release is built from the "
+                               "instructor's repository")
+        sources[t.module] = path.read_bytes()
+    stores: dict[str, dict[str, bytes]] = {}
+    problems: list[str] = []
+    with Slot(0) as slot:
+        session = Session(slot, sources)
+        try:
+            for t in catalogue.topics():
+                specs = runner.collect(t.module, hidden=False)
+                if not specs:
+                    continue
+                session.load(t.module)
+                store = stores.setdefault(t.module, {})
+                rec = recorded.Recorder(runner.reference(t.module), t.module, store)
+                replay = recorded.Replay(t.module, store)
+                for label, ref in (("recording", rec), ("replaying", replay)):
+                    for spec in specs:
+                        r = runner.run_test(session, spec, ref)
+                        if not r.passed and not r.message.startswith("skipped:"):
+                            problems.append(f"{label} {spec.name}: {r.message}")
+        finally:
+            session.close()
+    if problems:
+        raise ReleaseError("the solutions do not pass every public test with recorded reference "
+                           "values:\n  " + "\n  ".join(problems))
+    return stores
+
+
+# ------------------------------------------------------------------ leak scan
+
+def _squash(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip()
+
+
+@functools.lru_cache(maxsize=4)
+def secret_needles(root: Path = ROOT) -> dict[str, str]:
+    """label -> whitespace-collapsed text that must appear nowhere in a release: every solution
+    body and every function, class and test of the hidden suites (except what the stubs and the
+    public suites hold too, such as a helper both suites share)."""
+    needles: dict[str, str] = {}
+    for t in catalogue.topics():
+        path = stubs.solution_path(t, root)
+        if path.is_file():
+            for i, body in enumerate(stubs.solution_bodies(path.read_text("utf-8"))):
+                needles[f"solutions/{t.filename}: solution body {i + 1}"] = _squash(body)
+    hidden = root / "autograder" / "suites" / "hidden"
+    for path in sorted(hidden.glob("*.py")) if hidden.is_dir() else []:
+        source = path.read_text("utf-8")
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                seg = ast.get_source_segment(source, node)
+                if seg:
+                    needles[f"{path.relative_to(root)}: {node.name}"] = _squash(seg)
+    # What students get anyway (a helper both suites share, a stub's signature) is no secret.
+    given = " ".join(_squash(f.read_text("utf-8")) for d in ("exercises",
+                     "autograder/suites/public") for f in sorted((root / d).glob("*.py")))
+    return {k: v for k, v in needles.items() if len(v) >= MIN_NEEDLE and v not in given}
+
+
+def _texts(path: Path) -> list[tuple[str, str]]:
+    """(where, text) readable in a file: itself, each zip member, each notebook cell joined."""
+    data = path.read_bytes()
+    out = [(str(path), data.decode("utf-8", "replace"))]
+    if zipfile.is_zipfile(io.BytesIO(data)):
+        with zipfile.ZipFile(io.BytesIO(data)) as zf:
+            for info in zf.infolist():
+                out.append((f"{path}!{info.filename}",
+                            zf.read(info).decode("utf-8", "replace")))
+    if path.suffix == ".ipynb":
+        try:
+            nb = json.loads(data)
+            cells = ["".join(c.get("source", "")) if isinstance(c.get("source"), list)
+                     else str(c.get("source", "")) for c in nb.get("cells", [])]
+            out.append((f"{path} (cells)", "\n".join(cells)))
+        except (ValueError, AttributeError):
+            pass
+    return out
+
+
+def scan(release: Path, root: Path = ROOT) -> list[str]:
+    """Every leak in ``release``: 'file: what' for each secret found (empty: none)."""
+    needles = secret_needles(root.resolve())
+    found = []
+    for path in sorted(release.rglob("*")):
+        if not path.is_file() or path.is_symlink():
+            continue
+        for where, text in _texts(path):
+            flat = _squash(text)
+            found += [f"{where}: {label}" for label, needle in needles.items() if needle in flat]
+    leaked_files = [p for p in release.rglob("*")
+                    if p.relative_to(release).as_posix().startswith(
+                        ("solutions", "autograder/suites/hidden"))]
+    found += [f"{p}: must not be in a release" for p in leaked_files]
+    return found
+
+
+# ------------------------------------------------------------------ build
+
+def build(out: Path, *, root: Path = ROOT, force: bool = False) -> Path:
+    """Write the student release into ``out`` (see the module doc).
+
+    Raises:
+        ReleaseError: ``out`` is not empty (without ``force``), the solutions fail their public
+            tests, a value cannot be recorded, or the scan finds a leak.
+    """
+    if out.exists() and (not out.is_dir() or any(out.iterdir())) and not force:
+        raise ReleaseError(f"{out} exists and is not empty (use --force to replace it)")
+    stores = record_reference(root)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    stage = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    try:
+        for rel, src in _files(root):
+            dest = stage / rel
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dest)
+        for t in catalogue.topics():  # pristine stubs, for `course reset`
+            stub = root / "exercises" / t.filename
+            if stub.is_file():
+                (stage / "autograder" / "pristine").mkdir(parents=True, exist_ok=True)
+                shutil.copy2(stub, stage / "autograder" / "pristine" / t.filename)
+        recorded.write(stage / RECORDINGS, stores)
+        (stage / "README.md").write_text(STUDENT_README, encoding="utf-8")
+        (stage / "Makefile").write_text(STUDENT_MAKEFILE, encoding="utf-8")
+        (stage / "pyproject.toml").write_text(
+            student_pyproject((root / "pyproject.toml").read_text("utf-8")), encoding="utf-8")
+        leaks = scan(stage, root)
+        if leaks:
+            raise ReleaseError("the release would leak:\n  " + "\n  ".join(leaks[:50]))
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(stage, 0o777 & ~umask)  # mkdtemp made it 0700: a release is an ordinary folder
+        if out.exists():
+            shutil.rmtree(out)
+        os.replace(stage, out)
+    finally:
+        if stage.exists():
+            shutil.rmtree(stage, ignore_errors=True)
+    return out

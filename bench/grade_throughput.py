@@ -1,12 +1,12 @@
 """Grading throughput: `course grade` against one-pytest-per-submission and nbgrader autograde.
 
-    python bench/grade_throughput.py [--n 300] [--jobs 2] [--pytest-sample 10] [--nbgrader-sample 4]
+    python bench/grade_throughput.py [--n 300] [--jobs 2] [--pytest-sample 10] [--no-nbgrader]
 
 Generates a class of N submissions in a temp dir (a realistic mix: complete, partly right,
 broken, slow), then times, in one run on the same class:
   1. `course grade --jobs J` on all N (the real CLI, a fresh process);
   2. the same suites run by one plain `pytest` process per submission, on a sample, scaled;
-  3. `nbgrader autograde` on the notebook form of a sample (if nbgrader and the export exist), scaled.
+  3. `nbgrader autograde` on the notebook form of a correct and a stub student (all topics).
 It prints seconds per submission, the ratio against each baseline, peak memory, and the time spent
 in student code vs grader overhead. A benchmark, not a test: nothing here asserts a time.
 """
@@ -106,16 +106,21 @@ def bench_pytest(class_dir: Path, sample: int) -> dict:
     return {"n": len(paths), "seconds": time.monotonic() - t0}
 
 
-def bench_nbgrader(class_dir: Path, sample: int) -> dict | None:
+def bench_nbgrader() -> dict | None:
+    """nbgrader autograde vs course grade on the same collected notebooks (all seven topics).
+
+    Reuses the end-to-end flow of tests/test_nbgrader.py (export, release, a correct and a stub
+    student, autograde), which times both graders on that class in one run.
+    """
     try:
-        from autograder import nbgrader_export  # noqa: F401
+        import nbgrader  # noqa: F401
     except ImportError:
         return None
-    runner = getattr(nbgrader_export, "benchmark_autograde", None)
-    if runner is None:
-        return None
-    paths = sorted(p for p in class_dir.iterdir() if "complete" in p.name)[:sample]
-    return runner(paths)
+    os.environ["COURSE_NBGRADER_TOPICS"] = "all"
+    from tests import test_nbgrader
+
+    with tempfile.TemporaryDirectory(prefix="bench-nb-") as tmp:
+        return test_nbgrader._build_class(Path(tmp))
 
 
 def main() -> None:
@@ -123,7 +128,8 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=300)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--pytest-sample", type=int, default=10)
-    ap.add_argument("--nbgrader-sample", type=int, default=4)
+    ap.add_argument("--no-nbgrader", dest="nbgrader", action="store_false",
+                    help="skip the nbgrader baseline (about 3 minutes)")
     ap.add_argument("--share-sample", type=int, default=20)
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-") as tmp:
@@ -132,14 +138,14 @@ def main() -> None:
         course = bench_course(class_dir, Path(tmp) / "out", args.jobs)
         share = bench_student_share(class_dir, min(args.share_sample, args.n), args.jobs)
         pyt = bench_pytest(class_dir, min(args.pytest_sample, args.n))
-        nbg = bench_nbgrader(class_dir, args.nbgrader_sample)
+        nbg = bench_nbgrader() if args.nbgrader else None
     per = course["seconds"] / course["n"]
     rows = [("course grade --jobs %d" % args.jobs, per, 1.0)]
     pyt_per = pyt["seconds"] / pyt["n"]
     rows.append((f"pytest per submission (sample {pyt['n']})", pyt_per, pyt_per / per))
     if nbg:
-        nb_per = nbg["seconds"] / nbg["n"]
-        rows.append((f"nbgrader autograde (sample {nbg['n']})", nb_per, nb_per / per))
+        nb_per = nbg["nbgrader_autograde_s_per_submission"]
+        rows.append((f"nbgrader autograde ({nbg['students']} students)", nb_per, nb_per / per))
     overhead = (share["graded"] - share["student"]) / share["n"]
     print(f"\nclass of {course['n']} submissions, {os.cpu_count()} cores\n")
     print("| grader | s / submission | × course grade |")

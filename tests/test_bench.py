@@ -1,0 +1,25 @@
+"""A small-N smoke run of the throughput benchmark (the benchmark itself is not a test)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tests.helpers import ROOT
+
+
+@pytest.mark.slow
+def test_benchmark_runs_and_prints_its_table():
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "grade_throughput.py"), "--n", "4",
+         "--pytest-sample", "1", "--share-sample", "2", "--no-nbgrader"],
+        capture_output=True, text=True, timeout=900, cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = proc.stdout
+    assert "| course grade --jobs 2 |" in out
+    assert "pytest per submission" in out
+    assert "grader overhead" in out and "peak memory" in out

@@ -29,6 +29,15 @@ class DecodeError(ValueError):
     """A frame that is not in the wire format (or too large)."""
 
 
+class FrameTooLarge(ValueError):
+    """An array that alone exceeds ``MAX_FRAME``: refused before it is copied.
+
+    Encoding copies an array three times (the plain copy, the .npy bytes, the frame); a 1 GB
+    result would exhaust the worker's memory and come back as a vague MemoryError (hostile
+    battery: huge_returns). ``args[0]`` is the array's size in bytes.
+    """
+
+
 @dataclass
 class TensorData:
     """A torch tensor as it crossed the process boundary: values plus a tag.
@@ -132,6 +141,8 @@ class _Encoder:
         if isinstance(x, np.ndarray):
             if x.dtype.kind not in _ALLOWED_KINDS:
                 return {"__unsupported__": f"ndarray of dtype {x.dtype}"}
+            if x.nbytes > MAX_FRAME:
+                raise FrameTooLarge(int(x.nbytes))
             # np.array(..., subok=False) drops any subclass: only the numbers travel.
             return {"__nd__": self.blob(np.array(x, subok=False, copy=True))}
         if isinstance(x, Spec):
@@ -156,6 +167,9 @@ class _Encoder:
         tag = {"dtype": dtype, "device": device, "shape": list(t.shape),
                "requires_grad": bool(x.requires_grad), "data": None}
         if device != "meta":
+            nbytes = int(t.numel()) * int(t.element_size())
+            if nbytes > MAX_FRAME:
+                raise FrameTooLarge(nbytes)
             t = torch.Tensor.cpu(t)
             if t.dtype == torch.bfloat16:
                 t = t.float()
@@ -247,22 +261,55 @@ class _Decoder:
             data = None if v.get("data") is None else self.arr(v["data"])
             if self.tensors is not None:
                 return self.tensors(data, v)
+            # Trusted side: the frame came from the worker, which student code controls (it can
+            # patch the encoder or write on the socket). A tag must agree with its values, or a
+            # "cpu" tensor without values would skip every value check (hostile battery:
+            # forged_tensor_no_values), and float32 values tagged float64/bfloat16 would pass
+            # dtype checks (tests/test_hostile.py, forged tags). Specs only travel to the worker.
+            if tag == "__spec__":
+                raise DecodeError("a tensor spec may not come back from the worker")
+            _check_tensor_tag(v, data)
             return TensorData(values=data, dtype=str(v["dtype"]), device=str(v["device"]),
                               shape=tuple(int(s) for s in v["shape"]),
                               requires_grad=bool(v["requires_grad"]))
+        # Type names come from student code (a class's __qualname__ may be megabytes) and each
+        # failing test quotes them: capped (hostile battery: huge_names).
         if tag == "__handle__":
             if self.handles is not None:
                 return self.handles(v)
             if type(v) is not dict:
                 raise DecodeError("bad handle")
-            return Handle(id=int(v["id"]), type=str(v["type"]))
+            return Handle(id=int(v["id"]), type=_short(v["type"]))
         if tag == "__unsupported__":
-            return Unsupported(type=str(v))
+            return Unsupported(type=_short(v))
         if tag == "__exc__":
-            return RemoteException(classes=[str(m) for m in v["mro"]][:32],
+            return RemoteException(classes=[_short(m) for m in v["mro"][:32]],
                                    message=str(v["message"])[:4000],
                                    traceback=str(v.get("tb", ""))[:4000])
         raise DecodeError(f"unknown tag {tag!r}")
+
+
+def _short(x: Any, limit: int = 200) -> str:
+    s = str(x)
+    return s if len(s) <= limit else s[:limit] + f"…[{len(s) - limit} more characters]"
+
+
+def _check_tensor_tag(tag: dict, data: np.ndarray | None) -> None:
+    """A tensor tag from the worker must describe exactly the values that came with it."""
+    device, dtype = str(tag["device"]), str(tag["dtype"])
+    shape = tuple(int(s) for s in tag["shape"])
+    if (data is None) != (device == "meta"):
+        raise DecodeError(f"a tensor on {device} arrived {'without' if data is None else 'with'}"
+                          " values")
+    if data is None:
+        return
+    if tuple(data.shape) != shape:
+        raise DecodeError(f"a tensor tagged {shape} carried values of shape {data.shape}")
+    carried = "float32" if dtype == "bfloat16" else dtype  # bfloat16 travels as float32
+    if data.dtype.name != carried:
+        raise DecodeError(f"a tensor tagged {dtype} carried {data.dtype.name} values")
+    if dtype == "bfloat16" and np.any(data.astype("<f4").view("<u4") & 0xFFFF):
+        raise DecodeError("a tensor tagged bfloat16 carried values bfloat16 cannot hold")
 
 
 def _torch() -> Any:

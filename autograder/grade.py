@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from autograder import catalogue, outputs, runner, submission
+from autograder import catalogue, outputs, report, runner, submission
 from autograder.sandbox import Limits, Session, Slot
 
 
@@ -118,6 +118,7 @@ def grade_batch(paths: list[Path], out: Path, *, jobs: int = 1, limits: Limits |
     The instructor's own folders (the class, the output) are hidden from workers too.
     """
     out.mkdir(parents=True, exist_ok=True)
+    outputs.remove_stale_temps(out)  # a batch killed mid-write left them; they are no result
     hide = sorted({str(out.resolve()), *(str(p.resolve().parent) for p in paths)})
     cfg = {"out": str(out), "limits": (limits or Limits()).to_json(), "hide": hide,
            "hidden": hidden, "version": outputs.grader_version(),
@@ -149,6 +150,7 @@ def grade_batch(paths: list[Path], out: Path, *, jobs: int = 1, limits: Limits |
                 if progress:
                     progress(s)
     outputs.write_grades_csv(out, [s.id for s in summaries])
+    report.write_report(out, [s.id for s in summaries])
     return sorted(summaries, key=lambda s: s.id)
 
 

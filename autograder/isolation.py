@@ -19,6 +19,10 @@ from pathlib import Path
 
 CLONE_NEWNS = 0x00020000
 CLONE_NEWNET = 0x40000000
+CLONE_NEWIPC = 0x08000000
+PR_SET_PDEATHSIG, PR_SET_CHILD_SUBREAPER = 1, 36
+#: World-writable folders: each worker gets empty private ones (see ``_private_tmp``).
+SHARED_TMP = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
 MS_BIND, MS_REC, MS_PRIVATE = 0x1000, 0x4000, 1 << 18
 
@@ -30,9 +34,22 @@ def repo_root() -> str:
 
 
 def secret_paths(extra: list[str] | None = None) -> list[str]:
-    """Folders no worker may read: solutions, suites, the repo's tests and examples, and extras."""
+    """Folders no worker may read: solutions, suites, the repo's tests and examples, and extras.
+
+    In a checkout, every other top-level folder too but the package itself and those holding
+    the interpreter (``.venv``): ``.git`` holds every committed solution and hidden test as a
+    loose object, ``build/`` a demo class with a copy of the solutions (hostile battery:
+    crawl_repo).
+    """
     root = PACKAGE_DIR.parent
     paths = [root / "solutions", root / "tests", root / "examples", PACKAGE_DIR / "suites"]
+    if (root / "pyproject.toml").is_file():
+        keep = [os.path.realpath(p) for p in needed_paths()]
+        for child in root.iterdir():
+            real = os.path.realpath(child)
+            if (child.is_dir() and not child.is_symlink() and child != PACKAGE_DIR
+                    and not any(k == real or k.startswith(real + "/") for k in keep)):
+                paths.append(child)
     out = [str(p) for p in paths if p.is_dir()]
     out += [os.path.realpath(p) for p in (extra or []) if os.path.isdir(p)]
     return sorted(set(out))
@@ -162,6 +179,56 @@ def _expose(paths: list[str], scratch: str) -> list[str]:
     return exposed
 
 
+def _private_tmp(keep: list[str]) -> list[str]:
+    """In our mount namespace, cover the world-writable folders with empty tmpfs mounts.
+
+    A file a worker leaves in /tmp or /dev/shm would otherwise be readable by another slot's
+    worker, and would persist for the next submission of its own slot (a poisoned cache, say).
+    What the worker needs below them (a venv under /tmp, its own workdir) is bind-mounted back
+    from the covered folder, reached through a file descriptor opened before covering it.
+    """
+    libc = _libc_handle()
+    done: list[str] = []
+    for folder in SHARED_TMP:
+        if os.path.islink(folder) or not os.path.isdir(folder):
+            continue
+        real = os.path.realpath(folder)
+        inside = sorted({os.path.realpath(p) for p in keep
+                         if os.path.realpath(p).startswith(real + "/")})
+        inside = [p for p in inside if not any(p.startswith(q + "/") for q in inside)]
+        if any(os.path.realpath(p) == real for p in keep):
+            continue
+        old = os.open(real, os.O_PATH | os.O_DIRECTORY)
+        try:
+            if libc.mount(b"none", real.encode(), b"tmpfs", MS_NOSUID | MS_NODEV,
+                          b"size=256m,mode=1777") != 0:
+                continue
+            for p in inside:
+                src = f"/proc/self/fd/{old}/{os.path.relpath(p, real)}"
+                if os.path.isdir(src):
+                    os.makedirs(p, exist_ok=True)
+                else:
+                    os.makedirs(os.path.dirname(p), exist_ok=True)
+                    open(p, "w").close()
+                libc.mount(src.encode(), p.encode(), None, MS_BIND | MS_REC, None)
+            done.append(real)
+        finally:
+            os.close(old)
+    return done
+
+
+def die_with_parent() -> None:
+    """SIGKILL this process when its parent dies (the uid change clears it: call it after)."""
+    import signal
+
+    _libc_handle().prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+
+def become_subreaper() -> None:
+    """Orphans of our descendants get us as their parent (so we can find and kill them)."""
+    _libc_handle().prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+
+
 def reachable_by_others(paths: list[str]) -> bool:
     return all(_blocking_ancestor(p) is None for p in paths)
 
@@ -173,13 +240,15 @@ def enter(cmd: dict) -> dict:
         return applied
     libc = _libc_handle()
     needed = needed_paths() + [cmd["workdir"]]
-    if libc.unshare(CLONE_NEWNS | CLONE_NEWNET) == 0:
+    # CLONE_NEWIPC: no System V / POSIX IPC object is shared with another worker either.
+    if libc.unshare(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC) == 0:
         applied["namespaces"] = True
         libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None)
         applied["exposed"] = _expose(needed, os.path.join(cmd["workdir"], ".stage"))
         for p in cmd.get("hide", []):
             if _hide(p):
                 applied["hidden"].append(p)
+        applied["private_tmp"] = _private_tmp(needed)
     uid, gid = cmd.get("uid"), cmd.get("gid")
     if uid is not None and not reachable_by_others(needed):
         # No namespace to open the interpreter's closed parents in (some containers): the

@@ -41,7 +41,11 @@ def write_atomic(path: Path, data: str | bytes) -> None:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(data.encode("utf-8") if isinstance(data, str) else data)
+            # Student text (exception messages, type names) may hold lone surrogates, which
+            # strict UTF-8 cannot encode: the batch would crash on one student's message
+            # (hostile battery: surrogates_and_controls). backslashreplace keeps the file UTF-8
+            # and, inside JSON strings, writes a valid \uXXXX escape.
+            f.write(data.encode("utf-8", "backslashreplace") if isinstance(data, str) else data)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
@@ -49,6 +53,16 @@ def write_atomic(path: Path, data: str | bytes) -> None:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def remove_stale_temps(out: Path) -> None:
+    """Delete temp files that a killed run left mid-write (they never count as results)."""
+    for sub in ("results", "feedback", "."):
+        for p in (out / sub).glob(".*.tmp"):
+            try:
+                p.unlink()
+            except OSError:
+                pass
 
 
 def grader_version() -> str:
@@ -86,11 +100,23 @@ def max_score(g: Graded) -> float:
     return sum(r.spec.points for r in g.results)
 
 
+#: The longest failure message written for one test: messages quote what the student's code
+#: returned or raised, which may be megabytes (hostile battery: huge_names).
+MAX_MESSAGE = 4000
+
+
+def _message(r: TestResult) -> str:
+    m = r.message
+    if len(m) <= MAX_MESSAGE:
+        return m
+    return m[:MAX_MESSAGE] + f" … [{len(m) - MAX_MESSAGE} more characters]"
+
+
 def _test_output(r: TestResult) -> str:
     if r.passed:
         return ""
     ex = catalogue.get_topic(r.spec.topic).exercise(r.spec.exercise)
-    return f"{r.message}\nHint: {ex.hints[0]}\nLesson: {ex.lesson_link}"
+    return f"{_message(r)}\nHint: {ex.hints[0]}\nLesson: {ex.lesson_link}"
 
 
 def results_json(g: Graded, visibility_hidden: str = "after_published") -> str:
@@ -103,6 +129,8 @@ def results_json(g: Graded, visibility_hidden: str = "after_published") -> str:
         summary.append(f"{topic}: {why}")
     if g.output.strip():
         summary.append("Output of your code (first part):\n" + g.output[:8000])
+        if len(g.output) > 8000:  # say so, or a flood's "[output … dropped]" note is lost too
+            summary.append(f"[{len(g.output) - 8000} more characters of output not shown]")
     doc = {
         "score": round(total, 2),
         "max_score": round(max_score(g), 2),
@@ -158,7 +186,7 @@ def feedback_md(g: Graded) -> str:
                 break
             ex = t.exercise(r.spec.exercise)
             lines.append(f"- **{r.spec.name}** ({r.spec.visibility})  ")
-            lines.append(f"  Why: {r.message}  ")
+            lines.append(f"  Why: {_message(r)}  ")
             lines.append(f"  Hint: {ex.hints[0]}  ")
             lines.append(f"  Lesson: {ex.lesson_link}")
             shown += 1

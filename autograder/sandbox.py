@@ -13,6 +13,8 @@ import os
 import shutil
 import signal
 import socket
+import stat
+import struct
 import subprocess
 import sys
 import tempfile
@@ -21,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from autograder import codec, isolation
-from autograder.worker import Limits, read_frame
+from autograder.worker import Limits
 
 __all__ = ["Limits", "Slot", "Session", "SubmissionFault", "StudentException", "CallTimeout",
            "WorkerDied", "BudgetExhausted", "ImportFailed", "BadResult"]
@@ -61,6 +63,54 @@ class ImportFailed(SubmissionFault):
 
 class BadResult(SubmissionFault):
     """A result that could not cross (too large, malformed)."""
+
+
+def _recv_exact(sock: socket.socket, n: int, deadline: float) -> bytes:
+    buf = bytearray()
+    while len(buf) < n:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("deadline passed")
+        sock.settimeout(left)
+        chunk = sock.recv(min(n - len(buf), 1 << 20))
+        if not chunk:
+            raise EOFError("worker closed the connection")
+        buf += chunk
+    return bytes(buf)
+
+
+def _read_frame_by(sock: socket.socket, limit: int, deadline: float) -> bytes:
+    """One frame body, all of it by ``deadline``.
+
+    A socket timeout bounds each ``recv``, not the whole read: a worker trickling a byte every
+    0.3 s would never time out (hostile battery: slowloris_reply). So every read gets what is
+    left of the call's deadline.
+    """
+    (n,) = struct.unpack("<Q", _recv_exact(sock, 8, deadline))
+    if n > limit:
+        raise codec.DecodeError(f"result of {n} bytes is over the {limit} byte limit")
+    return _recv_exact(sock, n, deadline)
+
+
+def _read_output(path: str, limit: int) -> bytes:
+    """Up to ``limit`` bytes of the worker's output file, never following what replaced it.
+
+    The file sits in the worker's dir: a submission may swap it for a symlink (the grader, as
+    root, would read the target into the student's results), a hard link, or a FIFO (an open
+    would block forever). Hostile battery: output_symlink, output_fifo.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return b""
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1:
+            return b"[the output file was replaced by something else; not read]"
+        with os.fdopen(os.dup(fd), "rb") as f:
+            return f.read(limit)
+    finally:
+        os.close(fd)
 
 
 def _clean_env() -> dict[str, str]:
@@ -108,6 +158,9 @@ class Slot:
         if b"ready" not in ready:
             raise RuntimeError(f"worker zygote of slot {self.index} failed to start")
         parent.settimeout(30)
+        if self.uid is not None:
+            # Strays of an earlier grader killed with SIGKILL may still run as this slot's uid.
+            self.killall()
 
     def _command(self, cmd: dict, fds: list[int] | None = None) -> dict:
         if self._proc is None or self._proc.poll() is not None:
@@ -137,25 +190,34 @@ class Slot:
         return self._command({"op": "reap", "pid": pid, "wait": wait})["status"]
 
     def killall(self) -> None:
-        if self.uid is not None:
-            self._command({"op": "killall", "uid": self.uid})
+        # Also without a slot uid: the zygote then kills every stray child it has adopted
+        # (it is their subreaper), or a daemon a submission left would outlive its session.
+        self._command({"op": "killall", "uid": self.uid})
 
     def new_workdir(self) -> tuple[str, str]:
-        """A fresh private dir for one submission: ``workdir`` (0700, the slot's) and its ``sub``."""
+        """A fresh private dir for one submission: ``workdir`` with ``sub`` (the submission,
+        the worker's cwd), ``tmp`` (its TMPDIR and HOME) and the grader's ``output.txt``."""
         workdir = tempfile.mkdtemp(prefix="sub-", dir=self.tmp_root)
         sub_dir = os.path.join(workdir, "sub")
         os.mkdir(sub_dir)
+        os.mkdir(os.path.join(workdir, "tmp"))
         return workdir, sub_dir
 
     def hand_over(self, workdir: str) -> None:
-        """Give the files to the slot's uid, readable by it alone."""
+        """Give ``sub`` and ``tmp`` to the slot's uid, readable by it alone.
+
+        ``workdir`` itself stays the grader's (0711): the worker may not replace the
+        ``output.txt`` the grader reads back, nor the folders the grader creates there.
+        """
         if self.uid is None:
             return
-        for root, dirs, files in os.walk(workdir):
-            for name in [*dirs, *files]:
-                os.lchown(os.path.join(root, name), self.uid, self.gid)
-        os.chown(workdir, self.uid, self.gid)
-        os.chmod(workdir, 0o700)
+        for top in ("sub", "tmp"):
+            for root, dirs, files in os.walk(os.path.join(workdir, top)):
+                for name in [*dirs, *files]:
+                    os.lchown(os.path.join(root, name), self.uid, self.gid)
+            os.chown(os.path.join(workdir, top), self.uid, self.gid)
+            os.chmod(os.path.join(workdir, top), 0o700)
+        os.chmod(workdir, 0o711)
 
     def close(self) -> None:
         if self._proc is not None and self._proc.poll() is None:
@@ -228,14 +290,10 @@ class Session:
         if self.sock is not None:
             self._kill()
         self.slot.killall()
-        out = Path(self.workdir, "output.txt")
-        text = ""
-        if out.exists():
-            with open(out, "rb") as f:
-                raw = f.read(self.limits.output_bytes + 1)
-            text = raw[: self.limits.output_bytes].decode("utf-8", "replace")
-            if len(raw) > self.limits.output_bytes:
-                text += f"\n[output over {self.limits.output_bytes} bytes dropped]"
+        raw = _read_output(os.path.join(self.workdir, "output.txt"), self.limits.output_bytes + 1)
+        text = self._scrub(raw[: self.limits.output_bytes].decode("utf-8", "replace"))
+        if len(raw) > self.limits.output_bytes:
+            text += f"\n[output over {self.limits.output_bytes} bytes dropped]"
         shutil.rmtree(self.workdir, ignore_errors=True)
         return text
 
@@ -248,10 +306,13 @@ class Session:
         timeout = min(timeout or self.limits.call_seconds,
                       self.limits.submission_seconds - self.spent)
         t0 = time.monotonic()
+        deadline = t0 + max(timeout, 0.01)
         try:
-            self.sock.sendall(codec.encode(req))
+            # The timeout is set before sending: a worker that stops reading must not block
+            # the grader in sendall (a fresh socket has no timeout at all).
             self.sock.settimeout(max(timeout, 0.01))
-            body = read_frame(self.sock, codec.MAX_FRAME + 1024)
+            self.sock.sendall(codec.encode(req))
+            body = _read_frame_by(self.sock, codec.MAX_FRAME + 1024, deadline)
         except (TimeoutError, socket.timeout):
             self._account(t0)
             self._kill()
@@ -276,11 +337,20 @@ class Session:
             self._kill()
             raise BadResult(f"{where}: malformed reply from the worker")
         if "exc" in reply and isinstance(reply["exc"], codec.RemoteException):
-            raise StudentException(reply["exc"], where)
+            remote = reply["exc"]
+            remote.message, remote.traceback = self._scrub(remote.message), self._scrub(
+                remote.traceback)
+            raise StudentException(remote, where)
         value = reply.get("ok")
         if isinstance(value, dict) and set(value) == {"__too_large__"}:
             raise BadResult(f"{where} returned a result over {codec.MAX_FRAME >> 20} MiB")
         return value
+
+    def _scrub(self, text: str) -> str:
+        """The worker's folders have random names (mkdtemp), and warnings and tracebacks print
+        them: two runs of one submission then differed (INTERFACE.md: byte-identical results).
+        """
+        return text.replace(self.sub_dir, "<submission>").replace(self.workdir, "<workdir>")
 
     def _account(self, t0: float) -> None:
         dt = time.monotonic() - t0

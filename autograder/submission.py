@@ -76,6 +76,12 @@ def discover(subs: list[str], class_dir: str | None) -> list[Path]:
             raise UsageError(f"two submissions have the id {sid!r}: {seen[sid]} and {p}")
         if not sid or sid.startswith(".") or "/" in sid or "\\" in sid:
             raise UsageError(f"submission id {sid!r} (from {p}) is not a usable name")
+        try:
+            sid.encode("utf-8")
+        except UnicodeEncodeError:
+            # A name that is not UTF-8 cannot go into grades.csv or a results file as itself.
+            raise UsageError(f"submission id {sid!r} (from {p!r}) is not valid UTF-8; "
+                             "rename it") from None
         seen[sid] = p
     return paths
 
@@ -99,6 +105,11 @@ def _choose(candidates: dict[str, list[tuple[int, str, str, str]]],
             continue
         depth = min(c[0] for c in cands)
         top = [c for c in cands if c[0] == depth]
+        twice = sorted({c[3] for c in top if [d[3] for d in top].count(c[3]) > 1})
+        if twice:
+            # A zip may hold one name twice; which copy is "the" file would be a guess.
+            loaded.problems[topic] = f"{topic}: the archive holds {twice[0]} twice"
+            continue
         folders = {c[1] for c in top}
         if len(folders) > 1:
             both = " and ".join(sorted(c[3] for c in top))
@@ -135,6 +146,9 @@ def notebook_to_source(raw: bytes) -> bytes:
     for cell in nb.cells:
         if cell.get("cell_type") != "code":
             continue
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if meta.get("grade") and not meta.get("solution"):
+            continue  # an nbgrader test cell (`course nbgrader`): the course's tests, not code
         lines = []
         for line in str(cell.get("source", "")).splitlines():
             stripped = line.lstrip()

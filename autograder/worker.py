@@ -13,6 +13,7 @@ import os
 import resource
 import signal
 import socket
+import stat
 import struct
 import sys
 import traceback
@@ -90,6 +91,8 @@ class Server:
         else:
             try:
                 frame = codec.encode({"ok": value})
+            except codec.FrameTooLarge as exc:  # refused before copying it
+                frame = codec.encode({"ok": {"__too_large__": exc.args[0]}})
             except Exception as exc:  # a value the codec could not take apart
                 frame = codec.encode({"ok": codec.Unsupported(type=f"unencodable ({exc})")})
             if len(frame) > codec.MAX_FRAME:
@@ -180,10 +183,10 @@ def child_main(fd: int, cmd: dict) -> None:
     try:
         sock = socket.socket(fileno=fd)
         os.setsid()  # own process group: the grader kills the whole group
+        zygote = os.getppid()
         workdir, sub_dir = cmd["workdir"], cmd["sub_dir"]
         limits = Limits(**cmd["limits"])
-        out = os.open(os.path.join(workdir, "output.txt"),
-                      os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        out = _open_output(os.path.join(workdir, "output.txt"))
         devnull = os.open(os.devnull, os.O_RDONLY)
         os.dup2(devnull, 0)
         os.dup2(out, 1)
@@ -199,6 +202,11 @@ def child_main(fd: int, cmd: dict) -> None:
         for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGCHLD):
             signal.signal(sig, signal.SIG_DFL)
         isolation.enter(cmd)  # namespaces, hidden paths, own uid (as root); may be a no-op
+        # Die with the zygote (set after the uid change, which clears it): a grader killed
+        # with SIGKILL must not leave a worker spinning in student code.
+        isolation.die_with_parent()
+        if os.getppid() != zygote:
+            os._exit(70)
         os.chdir(sub_dir)
         _set_limits(limits)
         _prepare_interpreter(sub_dir)
@@ -207,6 +215,30 @@ def child_main(fd: int, cmd: dict) -> None:
     except BaseException:  # noqa: BLE001
         traceback.print_exc()
     os._exit(code)
+
+
+def _open_output(path: str) -> int:
+    """Open the worker's output file for appending, as root, without following a link.
+
+    Before a restart, a submission (as its slot uid without root) may have replaced the file:
+    a symlink to a file of the instructor's would have root append student output to it; a
+    FIFO would block this open (hostile battery: output_symlink, output_fifo). Anything but a
+    plain file of our own is removed and the file made afresh.
+    """
+    flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_NONBLOCK
+    try:
+        fd = os.open(path, flags, 0o600)
+        st = os.fstat(fd)
+        if stat.S_ISREG(st.st_mode) and st.st_nlink == 1:
+            return fd
+        os.close(fd)
+    except OSError:
+        pass
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+    return os.open(path, flags | os.O_EXCL, 0o600)
 
 
 def _set_limits(limits: Limits) -> None:
@@ -231,12 +263,20 @@ def _set_limits(limits: Limits) -> None:
 def _prepare_interpreter(sub_dir: str) -> None:
     """The student's folder first on sys.path; the repository and its solutions nowhere."""
     os.environ["OMP_NUM_THREADS"] = "1"
-    # Scratch files go to the worker's private dir, which is removed after the submission.
-    workdir = os.path.dirname(sub_dir)
-    os.environ["TMPDIR"] = os.environ["HOME"] = workdir
+    # Scratch files go to the worker's private dir, which is removed after the submission
+    # (its ``tmp``: the worker may not write next to the grader's output.txt).
+    scratch = os.path.join(os.path.dirname(sub_dir), "tmp")
+    os.environ["TMPDIR"] = os.environ["HOME"] = scratch if os.path.isdir(scratch) else sub_dir
     import tempfile
 
     tempfile.tempdir = None
+    # Line-buffered: a worker ends with SIGKILL, which would drop what print() left in the
+    # buffer (the student's output would then depend on when the buffer happened to fill).
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.reconfigure(line_buffering=True)
+        except (AttributeError, ValueError):
+            pass
     torch = sys.modules.get("torch")
     if torch is not None:
         # DESIGN.md: a child forked after a multi-threaded torch op hangs unless it goes single-threaded.
@@ -248,9 +288,27 @@ def _prepare_interpreter(sub_dir: str) -> None:
         if p and p != "." and os.path.realpath(p) != repo and not _under(p, secret)
     ]
     for name in list(sys.modules):
-        if name.split(".")[0] in ("solutions", "tests") or name.startswith("autograder.suites"):
+        if _instructors(name):
             del sys.modules[name]
+    # ``autograder.suites`` stays reachable through the package's own path. As root its folder
+    # is hidden; without root (a laptop) this finder is the best effort (the student can
+    # remove it: INTERFACE.md says file-system isolation is best effort there).
+    sys.meta_path.insert(0, _RefuseInstructors())
     sys.dont_write_bytecode = True
+
+
+def _instructors(name: str) -> bool:
+    return name.split(".")[0] in ("solutions", "tests") or name.startswith("autograder.suites")
+
+
+class _RefuseInstructors:
+    """A meta path finder that refuses the instructor's modules."""
+
+    @staticmethod
+    def find_spec(name: str, path: Any = None, target: Any = None) -> None:
+        if _instructors(name):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
 
 
 def _under(path: str, roots: list[str]) -> bool:

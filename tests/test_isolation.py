@@ -1,0 +1,202 @@
+"""As root, each worker slot is its own unprivileged user, fenced off from everything else.
+
+Two slots graded side by side: different uids; neither can read the other's temp dir, the
+solutions, the suites, the repository's tests or a class folder; /tmp is private to each worker;
+a worker cannot touch the output file the grader reads back; and a fork bomb that fills one
+slot's per-uid process limit leaves the other slot free to earn full marks.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import threading
+from pathlib import Path
+
+import pytest
+
+from autograder import isolation
+from autograder.sandbox import Limits, Session, Slot
+from tests.helpers import ROOT, grade_sources, solution_source
+
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(
+    not isolation.is_root(),
+    reason="slot uids, namespaces and per-uid process limits exist only when grading as root")]
+
+PROBE = '''
+import os, threading, time
+
+def uid():
+    return [os.getuid(), os.geteuid(), os.getgid()]
+
+def workdir():
+    return os.path.dirname(os.getcwd())
+
+def read(path):
+    try:
+        with open(path, "rb") as f:
+            return len(f.read())
+    except Exception as exc:
+        return type(exc).__name__
+
+def listdir(path):
+    try:
+        return sorted(os.listdir(path))
+    except Exception as exc:
+        return type(exc).__name__
+
+def write(path):
+    try:
+        with open(path, "a") as f:
+            f.write("x")
+        os.chmod(path, 0o666)
+        return "written"
+    except Exception as exc:
+        return type(exc).__name__
+
+def unlink(path):
+    try:
+        os.unlink(path)
+        return "removed"
+    except Exception as exc:
+        return type(exc).__name__
+
+def fork_bomb(n):
+    """Fork until refused; the children sleep, holding the slot uid's process count."""
+    kids = 0
+    for _ in range(n):
+        try:
+            pid = os.fork()
+        except OSError:
+            break
+        if pid == 0:
+            time.sleep(120)
+            os._exit(0)
+        kids += 1
+    return kids
+
+def start_thread():
+    try:
+        t = threading.Thread(target=lambda: None)
+        t.start()
+        t.join()
+        return "started"
+    except RuntimeError:
+        return "refused"
+'''
+
+
+@pytest.fixture(scope="module")
+def class_dir(tmp_path_factory):
+    d = tmp_path_factory.mktemp("iso-class")
+    (d / "alice").mkdir()
+    (d / "alice" / "ex01_vectors.py").write_text(solution_source("ex01_vectors"))
+    return d
+
+
+#: A world-readable folder outside the private temp dirs, hidden the way `course grade` hides
+#: the class and output folders (pytest's own tmp dirs are 0700 and under /tmp: unreadable to
+#: a slot uid anyway, so they would not show the hiding works).
+WORLD_READABLE = "/usr/share/doc"
+
+
+@pytest.fixture(scope="module")
+def pair(class_dir):
+    """Two slots, each with a session running PROBE (their zygotes start in parallel)."""
+    hide = [str(class_dir), WORLD_READABLE]
+    slots = [Slot(i, Limits(call_seconds=30), hide=hide) for i in (0, 1)]
+    sessions = [Session(s, {"ex01_vectors": PROBE.encode()}) for s in slots]
+    threads = [threading.Thread(target=s.load, args=("ex01_vectors",)) for s in sessions]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    yield sessions
+    for s in sessions:
+        s.close()
+    for s in slots:
+        s.close()
+
+
+def call(session: Session, name: str, *args):
+    return session.call("ex01_vectors", name, args)
+
+
+def test_each_slot_runs_as_its_own_unprivileged_user(pair):
+    a, b = pair
+    ua, ub = call(a, "uid"), call(b, "uid")
+    assert ua[0] == ua[1] == a.slot.uid and ub[0] == ub[1] == b.slot.uid
+    assert 0 not in (ua[0], ub[0]) and ua[0] != ub[0]
+
+
+def test_a_worker_cannot_read_another_slots_temp_dir(pair):
+    a, b = pair
+    theirs = call(b, "workdir")
+    assert call(b, "read", f"{theirs}/sub/ex01_vectors.py") == len(PROBE.encode())  # its own
+    for path in (f"{theirs}/sub/ex01_vectors.py", f"{theirs}/sub", b.slot.tmp_root):
+        got = call(a, "listdir" if not path.endswith(".py") else "read", path)
+        assert isinstance(got, str), f"slot A read {path}: {got}"
+    # On the host too, the files are the slot's alone.
+    st = os.stat(os.path.join(b.workdir, "sub"))
+    assert st.st_uid == b.slot.uid and st.st_mode & 0o077 == 0
+
+
+def test_a_worker_cannot_read_solutions_suites_tests_git_or_the_class(pair, class_dir):
+    a, _ = pair
+    for path in (ROOT / "solutions" / "ex01_vectors.py",
+                 ROOT / "autograder" / "suites" / "hidden" / "ex01_vectors.py",
+                 ROOT / "autograder" / "suites" / "public" / "ex01_vectors.py",
+                 ROOT / "tests" / "helpers.py", ROOT / ".git" / "HEAD",
+                 class_dir / "alice" / "ex01_vectors.py"):
+        if path.exists():
+            assert isinstance(call(a, "read", str(path)), str), path
+    for folder in (ROOT / "solutions", ROOT / "autograder" / "suites", class_dir):
+        got = call(a, "listdir", str(folder))  # hidden (empty) or not there at all
+        assert got == [] or isinstance(got, str), (folder, got)
+
+
+@pytest.mark.skipif(not (os.path.isdir(WORLD_READABLE) and os.listdir(WORLD_READABLE)),
+                    reason=f"{WORLD_READABLE} is missing or empty here")
+def test_a_hidden_folder_is_empty_to_the_worker_even_when_world_readable(pair):
+    a, _ = pair
+    assert call(a, "listdir", WORLD_READABLE) in ([], "PermissionError")
+    assert os.listdir(WORLD_READABLE), "the host's folder itself is untouched"
+
+
+def test_tmp_is_private_to_each_worker(pair):
+    a, b = pair
+    name = f"/tmp/iso-canary-{secrets.token_hex(4)}"
+    assert call(a, "write", name) == "written"
+    assert call(a, "read", name) == 1
+    assert call(b, "read", name) == "FileNotFoundError"
+    assert not os.path.exists(name), "a worker's /tmp file landed in the host's /tmp"
+
+
+def test_a_worker_cannot_replace_the_output_file_the_grader_reads(pair):
+    a, _ = pair
+    assert call(a, "unlink", "../output.txt") == "PermissionError"
+    assert call(a, "write", "../output.txt") == "PermissionError"
+    assert call(a, "write", "../intruder") == "PermissionError"
+
+
+def test_a_fork_bomb_in_one_slot_leaves_the_other_slot_full_marks(pair):
+    a, b = pair
+    kids = call(a, "fork_bomb", 500)
+    assert 0 < kids < 500  # the per-uid limit stopped it
+    assert call(a, "start_thread") == "refused"  # slot A's uid is full…
+    assert call(b, "start_thread") == "started"  # …slot B's is not
+    results = grade_sources(b.slot, {"ex01_vectors": solution_source("ex01_vectors")})
+    failed = [n for n, r in results.items() if not r.passed]
+    assert results and not failed, failed
+    # Closing A's session ends its sleepers (they ran as A's uid).
+    uid = a.slot.uid
+    a.close()
+    left = [p for p in os.listdir("/proc") if p.isdigit() and _owner(p) == uid]
+    assert left == [], f"slot A's processes outlived its session: {left}"
+
+
+def _owner(pid: str) -> int | None:
+    try:
+        return Path(f"/proc/{pid}").stat().st_uid
+    except OSError:
+        return None

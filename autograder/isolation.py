@@ -43,16 +43,38 @@ def secret_paths(extra: list[str] | None = None) -> list[str]:
     """
     root = PACKAGE_DIR.parent
     paths = [root / "solutions", root / "tests", root / "examples", PACKAGE_DIR / "suites"]
-    if (root / "pyproject.toml").is_file():
+    if _is_file(root / "pyproject.toml"):
         keep = [os.path.realpath(p) for p in needed_paths()]
-        for child in root.iterdir():
+        for child in _children(root):
             real = os.path.realpath(child)
             if (child.is_dir() and not child.is_symlink() and child != PACKAGE_DIR
                     and not any(k == real or k.startswith(real + "/") for k in keep)):
                 paths.append(child)
-    out = [str(p) for p in paths if p.is_dir()]
-    out += [os.path.realpath(p) for p in (extra or []) if os.path.isdir(p)]
+    out = [str(p) for p in paths if _is_dir(p)]
+    out += [os.path.realpath(p) for p in (extra or []) if _is_dir(p)]
     return sorted(set(out))
+
+
+def _is_file(p: Path) -> bool:
+    try:
+        return p.is_file()
+    except OSError:
+        return False
+
+
+def _children(p: Path) -> list[Path]:
+    try:
+        return list(p.iterdir())
+    except OSError:
+        return []
+
+
+def _is_dir(p: str | Path) -> bool:
+    # A checkout in a 0700 folder of another user raises here instead of answering False.
+    try:
+        return os.path.isdir(p)
+    except OSError:
+        return False
 
 
 def is_root() -> bool:

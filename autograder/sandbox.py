@@ -114,7 +114,9 @@ def _read_output(path: str, limit: int) -> bytes:
 
 
 def _clean_env() -> dict[str, str]:
-    keep = ("PATH", "LANG", "LC_ALL", "HOME", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+    keep = ("PATH", "LANG", "LC_ALL", "HOME", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE",
+            # CUDA must still find its libraries and devices for the gpu tests.
+            "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "CUDA_HOME")
     env = {k: os.environ[k] for k in keep if k in os.environ}
     env.update(PYTHONPATH=isolation.repo_root(), PYTHONHASHSEED="0", OMP_NUM_THREADS="1",
                MKL_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", PYTHONDONTWRITEBYTECODE="1")

@@ -251,7 +251,12 @@ def _set_limits(limits: Limits) -> None:
         except (ValueError, OSError):
             pass
 
-    cap(resource.RLIMIT_AS, limits.address_space)
+    if os.path.exists("/dev/nvidiactl"):
+        # A CUDA context reserves far more address space than it uses: cap the data segment
+        # (private writable memory, which a memory bomb needs) instead.
+        cap(resource.RLIMIT_DATA, limits.address_space)
+    else:
+        cap(resource.RLIMIT_AS, limits.address_space)
     cpu = int(limits.submission_seconds) + 10
     cap(resource.RLIMIT_CPU, cpu)
     cap(resource.RLIMIT_FSIZE, limits.output_bytes + 4096)

@@ -852,15 +852,17 @@ import time
 def cosine_similarity(u, v, eps=1e-8):
     time.sleep(86400)
 ''')}, says=("did not return within",)),
-    Attack("memory_bomb", "asks for 8 TiB at once, grows by touched 128 MiB blocks until "
-           "refused, and builds a 10 GB bytes object", files={"ex01_vectors.py": ex01('''
+    # The blocks are not touched: touching 4 GiB takes seconds, and under load that lands on
+    # either side of the call timeout, so two runs could disagree (MemoryError vs timeout).
+    Attack("memory_bomb", "asks for 8 TiB at once, grows by 128 MiB blocks until refused, "
+           "and builds a 10 GB bytes object", files={"ex01_vectors.py": ex01('''
 def one_hot(ids, vocab_size):
     return np.ones(2**40)
 
 def embedding_lookup(ids, W_E):
     hoard = []
     while True:
-        hoard.append(np.ones(2**24))
+        hoard.append(np.empty(2**24))
 
 def pairwise_dot(A, B):
     return b"x" * 10**10

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import time
 from pathlib import Path
@@ -134,7 +135,9 @@ def cmd_submit(args: argparse.Namespace) -> int:
     folder = _student_folder("submit", args.dir)
     if folder is None:
         return 2
-    return student.submit(folder, Path(args.out), args.id, check=not args.no_check)
+    # The zip's stem is the submission's id when graded: name it after the student.
+    out = args.out or re.sub(r"[^A-Za-z0-9_.-]", "_", student.student_id(args.id)) + ".zip"
+    return student.submit(folder, Path(out), args.id, check=not args.no_check)
 
 
 def cmd_grade(args: argparse.Namespace) -> int:
@@ -264,8 +267,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("submit", help="zip your exercises with a manifest, ready to hand in")
     s.add_argument("--dir", help="the folder holding your exercise files (default: exercises/)")
-    s.add_argument("--out", default="submission.zip",
-                   help="the zip to write (default submission.zip); its name is your "
+    s.add_argument("--out", default=None,
+                   help="the zip to write (default <your id>.zip); its name is your "
                         "submission's id when graded")
     s.add_argument("--id", help="your student id for the manifest (default: $USER)")
     s.add_argument("--no-check", action="store_true",

@@ -268,6 +268,8 @@ def enter(cmd: dict) -> dict:
         libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None)
         applied["exposed"] = _expose(needed, os.path.join(cmd["workdir"], ".stage"))
         for p in cmd.get("hide", []):
+            if any(n == p or n.startswith(p.rstrip("/") + "/") for n in needed):
+                continue  # e.g. a submission's folder that also holds the venv
             if _hide(p):
                 applied["hidden"].append(p)
         applied["private_tmp"] = _private_tmp(needed)

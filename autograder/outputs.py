@@ -127,10 +127,15 @@ def results_json(g: Graded, visibility_hidden: str = "after_published") -> str:
         summary.append(f"Nothing could be graded: {g.error}")
     for topic, why in sorted(g.topic_notes.items()):
         summary.append(f"{topic}: {why}")
+    student_output = ""
     if g.output.strip():
-        summary.append("Output of your code (first part):\n" + g.output[:8000])
+        # Instructors only (extra_data): what student code printed while a hidden test ran
+        # could spell out that test's inputs, and Gradescope shows `output` to students.
+        summary.append(f"Output of your code: {len(g.output)} characters, kept for the "
+                       "instructors only (printing during hidden tests could reveal them).")
+        student_output = g.output[:8000]
         if len(g.output) > 8000:  # say so, or a flood's "[output … dropped]" note is lost too
-            summary.append(f"[{len(g.output) - 8000} more characters of output not shown]")
+            student_output += f"\n[{len(g.output) - 8000} more characters of output not shown]"
     doc = {
         "score": round(total, 2),
         "max_score": round(max_score(g), 2),
@@ -150,6 +155,7 @@ def results_json(g: Graded, visibility_hidden: str = "after_published") -> str:
         "extra_data": {
             "id": g.id,
             "status": g.status,
+            "student_output": student_output,
             "topics": {k: round(v, 2) for k, v in scores.items()},
             "submission_sha256": g.sha256,
             "grader_version": grader_version(),

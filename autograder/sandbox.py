@@ -8,6 +8,7 @@ by the per-call and per-submission wall-clock limits. Results come back as plain
 
 from __future__ import annotations
 
+import contextvars
 import json
 import os
 import shutil
@@ -33,16 +34,28 @@ class SubmissionFault(Exception):
     """The submission misbehaved; ``str(exc)`` is a message a student can act on."""
 
 
+#: True while a hidden test runs: messages then omit inputs and expected values.
+HIDDEN: contextvars.ContextVar[bool] = contextvars.ContextVar("HIDDEN", default=False)
+
+
 class StudentException(SubmissionFault):
     """Student code raised an exception (it arrives as MRO names and a message)."""
 
     def __init__(self, remote: codec.RemoteException, where: str) -> None:
         self.remote = remote
+        self.where = where
         if remote.is_a("autograder.worker.MissingName"):
             module, _, name = where.partition(".")
             super().__init__(f"{name.split(' ')[0]} is not defined in your {module}.py")
         else:
             super().__init__(f"{where} raised {remote.name}: {remote.message}")
+
+    def __str__(self) -> str:
+        # The message is the student's own text, and it can print the arguments: during a
+        # hidden test only the exception's class is shown, or the hidden inputs would leak.
+        if HIDDEN.get() and not self.remote.is_a("autograder.worker.MissingName"):
+            return f"{self.where} raised {self.remote.name} (message hidden in a hidden test)"
+        return super().__str__()
 
 
 class CallTimeout(SubmissionFault):

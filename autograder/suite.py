@@ -9,14 +9,13 @@ trusted process. `course grade`, `course check` and plain pytest all drive the s
 
 from __future__ import annotations
 
-import contextvars
 from dataclasses import dataclass
 from typing import Any, Callable
 
 from hypothesis import HealthCheck, Phase, settings
 
 from autograder import codec
-from autograder.sandbox import Session, SubmissionFault, WorkerDied
+from autograder.sandbox import HIDDEN, Session, SubmissionFault, WorkerDied
 
 # INTERFACE.md, determinism: derandomised, no database, no deadline, no blob. Shrinking is off:
 # hidden tests never show the input, so a minimal one buys nothing but worker calls.
@@ -45,8 +44,7 @@ def _no_local_constants() -> None:
 
 _no_local_constants()
 
-#: True while a hidden test runs: messages then omit inputs and expected values.
-HIDDEN: contextvars.ContextVar[bool] = contextvars.ContextVar("HIDDEN", default=False)
+# HIDDEN (True while a hidden test runs) lives in the sandbox, whose exceptions consult it.
 
 
 @dataclass(frozen=True)

@@ -226,3 +226,18 @@ def test_import_failure_is_reported_once(slot):
             s.call("ex01_vectors", "dot", ([1.0], [2.0]))
     finally:
         s.close()
+
+
+def test_a_student_message_is_not_shown_in_a_hidden_test(session):
+    """The message is the student's text and may print the (hidden) arguments back."""
+    from autograder.sandbox import HIDDEN
+
+    with pytest.raises(StudentException) as info:
+        session.call("ex01_vectors", "can_import", (), {"secret": 1})  # TypeError naming it
+    token = HIDDEN.set(True)
+    try:
+        hidden_text = str(info.value)
+    finally:
+        HIDDEN.reset(token)
+    assert "secret" in str(info.value)  # public: the whole message helps the student
+    assert "secret" not in hidden_text and "TypeError" in hidden_text

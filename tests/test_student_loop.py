@@ -169,11 +169,13 @@ def test_submit_zip_has_a_manifest_and_is_graded_under_its_stem(exdir, tmp_path)
     assert (graded / "results" / "alice.json").exists()
 
 
-def test_submit_defaults_to_user_and_submission_zip(exdir, tmp_path, monkeypatch, capsys):
+def test_submit_defaults_to_user_and_a_zip_named_after_them(exdir, tmp_path, monkeypatch,
+                                                             capsys):
+    """The zip's stem is the id `course grade` gives it: one file per student, no clashes."""
     monkeypatch.setenv("USER", "bob")
     monkeypatch.chdir(tmp_path)
     assert cli.main(["submit", "--dir", str(exdir), "--no-check"]) == 0
-    with zipfile.ZipFile(tmp_path / "submission.zip") as zf:
+    with zipfile.ZipFile(tmp_path / "bob.zip") as zf:
         manifest = json.loads(zf.read("manifest.json"))
         assert sorted(zf.namelist()) == sorted([t.filename for t in catalogue.topics()]
                                                + ["manifest.json"])

@@ -278,5 +278,3 @@ def normalize_rows(X: ArrayLike, eps: float = 1e-12) -> np.ndarray:
     # More help: `course hint ex01_vectors.normalize_rows`; lesson: docs/lessons/01-vectors.md#normalising-to-unit-length
     raise NotImplementedError("ex01_vectors.normalize_rows: not implemented yet")
 # --8<-- [end:normalize_rows]
-# touched
-# touched2

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from autograder import catalogue, outputs, report, runner, submission
+from autograder import catalogue, outputs, plan, report, runner, submission
 from autograder.sandbox import Limits, Session, Slot
 
 
@@ -30,6 +30,7 @@ class Summary:
     max: float
     seconds: float
     student_seconds: float
+    busy_seconds: float = 0.0
     resumed: bool = False
 
 
@@ -38,7 +39,8 @@ def _specs(hidden: bool) -> dict[str, list[runner.TestSpec]]:
 
 
 def grade_loaded(slot: Slot, loaded: submission.Loaded,
-                 specs: dict[str, list[runner.TestSpec]]) -> outputs.Graded:
+                 specs: dict[str, list[runner.TestSpec]],
+                 plans: dict | None = None) -> outputs.Graded:
     """Grade one submission read into memory. Never raises for anything the submission does."""
     t0 = time.monotonic()
     g = outputs.Graded(id=loaded.id, sha256=loaded.sha256, status="ok", error=loaded.error)
@@ -48,7 +50,8 @@ def grade_loaded(slot: Slot, loaded: submission.Loaded,
             missing = loaded.problems.get(topic)
             if loaded.error:
                 missing = f"nothing could be graded: {loaded.error}"
-            results, why = runner.run_topic(session, topic, specs[topic], missing)
+            results, why = runner.run_topic(session, topic, specs[topic], missing,
+                                            (plans or {}).get(topic))
             g.results.extend(results)
             if why:
                 g.topic_notes[topic] = why
@@ -56,6 +59,7 @@ def grade_loaded(slot: Slot, loaded: submission.Loaded,
         if session is not None:
             g.output = session.close()
             g.student_seconds = session.student_seconds
+            g.busy_seconds = session.busy_seconds
     if loaded.error:
         g.status = "error"
     elif g.topic_notes:
@@ -67,7 +71,8 @@ def grade_loaded(slot: Slot, loaded: submission.Loaded,
 def _summary(g: outputs.Graded) -> Summary:
     scores = outputs.topic_scores(g)
     return Summary(id=g.id, status=g.status, topics=scores, total=sum(scores.values()),
-                   max=outputs.max_score(g), seconds=g.seconds, student_seconds=g.student_seconds)
+                   max=outputs.max_score(g), seconds=g.seconds, student_seconds=g.student_seconds,
+                   busy_seconds=g.busy_seconds)
 
 
 def _resumable(out: Path, loaded: submission.Loaded, version: str) -> Summary | None:
@@ -86,17 +91,26 @@ def _resumable(out: Path, loaded: submission.Loaded, version: str) -> Summary | 
 
 _slot: Slot | None = None
 _slot_specs: dict[str, list[runner.TestSpec]] | None = None
+_slot_plans: dict[str, plan.TopicPlan] | None = None
 _slot_cfg: dict = {}
+
+#: A slot records the batch's plan (one grading of the reference, a few seconds) when it will
+#: grade at least this many submissions; a plan makes each of them several times faster.
+PLAN_MIN_PER_SLOT = 3
 
 
 def _init_slot(queue: mp.Queue, cfg: dict) -> None:
-    global _slot, _slot_specs, _slot_cfg
+    global _slot, _slot_specs, _slot_cfg, _slot_plans
     import atexit
 
     _slot_cfg = cfg
     _slot = Slot(queue.get(), Limits(**cfg["limits"]), hide=cfg["hide"])
     atexit.register(_slot.close)
     _slot_specs = _specs(cfg["hidden"])
+    _slot_plans = None
+    if cfg["plan"]:
+        sources = plan.reference_sources()
+        _slot_plans = plan.record(_slot, _slot_specs, sources) if sources else None
 
 
 def _grade_path(path: str) -> Summary:
@@ -105,17 +119,20 @@ def _grade_path(path: str) -> Summary:
     done = _resumable(out, loaded, _slot_cfg["version"])
     if done is not None:
         return done
-    g = grade_loaded(_slot, loaded, _slot_specs)
+    g = grade_loaded(_slot, loaded, _slot_specs, _slot_plans)
     outputs.write_submission(out, g, _slot_cfg["visibility"])
     return _summary(g)
 
 
 def grade_batch(paths: list[Path], out: Path, *, jobs: int = 1, limits: Limits | None = None,
                 hidden: bool = True, visibility_hidden: str = "after_published",
-                progress: Callable[[Summary], None] | None = None) -> list[Summary]:
+                progress: Callable[[Summary], None] | None = None,
+                plan_batches: bool = True) -> list[Summary]:
     """Grade every submission into ``out``; returns summaries sorted by id.
 
-    The instructor's own folders (the class, the output) are hidden from workers too.
+    The instructor's own folders (the class, the output) are hidden from workers too. With
+    enough submissions per slot, each slot first records the plan of :mod:`autograder.plan`
+    (``plan_batches=False`` grades every call one at a time, as `course check` does).
     """
     out.mkdir(parents=True, exist_ok=True)
     outputs.remove_stale_temps(out)  # a batch killed mid-write left them; they are no result
@@ -125,6 +142,7 @@ def grade_batch(paths: list[Path], out: Path, *, jobs: int = 1, limits: Limits |
            "visibility": visibility_hidden}
     summaries: list[Summary] = []
     jobs = max(1, min(jobs, len(paths) or 1))
+    cfg["plan"] = plan_batches and len(paths) >= PLAN_MIN_PER_SLOT * jobs
     if jobs == 1:
         q: mp.Queue = _ListQueue([0])
         _init_slot(q, cfg)

@@ -33,7 +33,8 @@ class Graded:
     error: str | None = None
     output: str = ""
     seconds: float = 0.0
-    student_seconds: float = 0.0
+    student_seconds: float = 0.0  # waiting for the worker's replies
+    busy_seconds: float = 0.0  # of which, by the worker's clock, inside the calls themselves
 
 
 def write_atomic(path: Path, data: str | bytes) -> None:

@@ -141,6 +141,10 @@ def reference(topic: str) -> ModuleType:
     return module
 
 
+class ReplayDiverged(Exception):
+    """A replayed test left its recording (:mod:`autograder.plan`): run it for real instead."""
+
+
 def _message(exc: BaseException) -> str:
     # Hypothesis may group several failures; the first is enough for a student.
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
@@ -159,7 +163,7 @@ def run_test(session: Session, spec: TestSpec, ref: ModuleType | None) -> TestRe
         spec.fn(SubmissionModule(session, spec.topic), ref)
         return TestResult(spec, True, "", time.monotonic() - t0)
     except BaseException as exc:  # noqa: BLE001 - any failure is the test's verdict
-        if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+        if isinstance(exc, (KeyboardInterrupt, SystemExit, ReplayDiverged)):
             raise
         if not isinstance(exc, (AssertionError, SubmissionFault, BaseExceptionGroup)):
             # Not the student's fault as far as we can tell: keep the trace for instructors.
@@ -170,10 +174,11 @@ def run_test(session: Session, spec: TestSpec, ref: ModuleType | None) -> TestRe
 
 
 def run_topic(session: Session | None, topic: str, specs: list[TestSpec],
-              missing: str | None = None) -> tuple[list[TestResult], str | None]:
+              missing: str | None = None, plan: Any = None) -> tuple[list[TestResult], str | None]:
     """Run one topic's tests. Returns results and, if the topic could not run, why.
 
     ``missing`` (the submission has no usable file for the topic) fails every test with it.
+    ``plan`` (an :class:`autograder.plan.TopicPlan`, in a batch) pipelines the calls.
     """
     if missing is not None or session is None:
         why = missing or f"{topic}.py not found in the submission"
@@ -183,7 +188,12 @@ def run_topic(session: Session | None, topic: str, specs: list[TestSpec],
     except ImportFailed as exc:
         return [TestResult(s, False, str(exc)) for s in specs], str(exc)
     ref = reference(topic) if specs else None
-    results = [run_test(session, s, ref) for s in specs]
+    if plan is not None:
+        from autograder import plan as planning
+
+        results = planning.run_planned(session, plan, specs, ref)
+    else:
+        results = [run_test(session, s, ref) for s in specs]
     why = None
     if any(k.startswith(f"{topic}.") for k in session.timed_out):
         why = "timed out"

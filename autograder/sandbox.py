@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextvars
 import json
 import os
+import selectors
 import shutil
 import signal
 import socket
@@ -20,14 +21,16 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from autograder import codec, isolation
 from autograder.worker import Limits
 
-__all__ = ["Limits", "Slot", "Session", "SubmissionFault", "StudentException", "CallTimeout",
-           "WorkerDied", "BudgetExhausted", "ImportFailed", "BadResult"]
+__all__ = ["Limits", "Slot", "Session", "Call", "Pipelined", "SubmissionFault",
+           "StudentException", "CallTimeout", "WorkerDied", "BudgetExhausted", "ImportFailed",
+           "BadResult"]
 
 
 class SubmissionFault(Exception):
@@ -76,6 +79,34 @@ class ImportFailed(SubmissionFault):
 
 class BadResult(SubmissionFault):
     """A result that could not cross (too large, malformed)."""
+
+
+#: The most reply bytes one pipeline keeps (a correct submission's largest topic: ~2 MB).
+PIPELINE_BYTES = 256 * 2**20
+
+
+@dataclass(frozen=True)
+class Call:
+    """One request as a test made it: the exact frame, and the reply the reference got."""
+
+    frame: bytes
+    reply: bytes
+    where: str
+    key: str  # "module.name": a timeout stops further calls of it
+    timeout: float | None = None
+
+
+@dataclass
+class Pipelined:
+    """The replies to a pipelined list of calls (``None``: not run) and where it stopped."""
+
+    replies: list[bytes | None]
+    failed_at: int | None = None
+    failure: SubmissionFault | None = None
+    generation: int = 0
+
+    def fail(self, i: int, exc: SubmissionFault) -> None:
+        self.failed_at, self.failure = i, exc
 
 
 def _recv_exact(sock: socket.socket, n: int, deadline: float) -> bytes:
@@ -271,8 +302,12 @@ class Session:
         self.timed_out: dict[str, str] = {}
         self.spent = 0.0
         self.student_seconds = 0.0
+        self.busy_seconds = 0.0  # of which the worker says it spent in the calls themselves
         self.restarts = 0
         self.generation = 0  # bumped at each fork: objects held by an older worker are gone
+        self.source_generation = 0  # the worker generation that produced the latest reply
+        self.recorder: list[Call] | None = None  # autograder.plan records a reference run here
+        self._feed: list | None = None
 
     # -- worker lifecycle
     def _ensure_worker(self) -> None:
@@ -303,6 +338,7 @@ class Session:
     def close(self) -> str:
         """Kill the worker and any stray process; return what it printed (capped)."""
         if self.sock is not None:
+            self._read_busy()
             self._kill()
         self.slot.killall()
         raw = _read_output(os.path.join(self.workdir, "output.txt"), self.limits.output_bytes + 1)
@@ -314,35 +350,59 @@ class Session:
 
     # -- requests
     def _request(self, req: dict, where: str, timeout: float | None = None) -> Any:
+        frame = codec.encode(req)
+        body = self._fed(frame)
+        if body is None:
+            body = self._exchange(frame, where, timeout)
+            self.source_generation = self.generation
+        if self.recorder is not None:
+            self.recorder.append(Call(frame, body, where, f"{req.get('module')}.{req.get('name')}",
+                                      timeout))
+        return self._interpret(body, where)
+
+    def _exchange(self, frame: bytes, where: str, timeout: float | None) -> bytes:
+        """Send one request frame and return the reply's body, within the call's limits."""
         if self.spent >= self.limits.submission_seconds:
-            raise BudgetExhausted(
-                f"{where}: not run, the submission used up its {self.limits.submission_seconds:g} s")
+            raise BudgetExhausted(f"{where}: not run, the submission used up its "
+                                  f"{self.limits.submission_seconds:g} s")
         self._ensure_worker()
-        timeout = min(timeout or self.limits.call_seconds,
-                      self.limits.submission_seconds - self.spent)
+        timeout = self._timeout(timeout)
         t0 = time.monotonic()
         deadline = t0 + max(timeout, 0.01)
         try:
             # The timeout is set before sending: a worker that stops reading must not block
             # the grader in sendall (a fresh socket has no timeout at all).
             self.sock.settimeout(max(timeout, 0.01))
-            self.sock.sendall(codec.encode(req))
+            self.sock.sendall(frame)
             body = _read_frame_by(self.sock, codec.MAX_FRAME + 1024, deadline)
         except (TimeoutError, socket.timeout):
             self._account(t0)
-            self._kill()
-            raise CallTimeout(f"{where} did not return within {timeout:g} s "
-                              "(an infinite loop, or far too slow)") from None
+            raise self._timed_out(where, timeout) from None
         except (EOFError, ConnectionError, BrokenPipeError, OSError) as exc:
             self._account(t0)
-            status = self._kill()
-            hint = " — sys.exit/os._exit or a crash in student code?" if "status" in status else ""
-            raise WorkerDied(f"the worker process died during {where} ({status}{hint})") from exc
+            raise self._died(where) from exc
         except codec.DecodeError as exc:
             self._account(t0)
             self._kill()
             raise BadResult(f"{where} returned something that cannot be graded: {exc}") from None
         self._account(t0)
+        return body
+
+    def _timeout(self, timeout: float | None) -> float:
+        return min(timeout or self.limits.call_seconds, self.limits.submission_seconds - self.spent)
+
+    def _timed_out(self, where: str, timeout: float) -> CallTimeout:
+        self._kill()
+        return CallTimeout(f"{where} did not return within {timeout:g} s "
+                           "(an infinite loop, or far too slow)")
+
+    def _died(self, where: str) -> WorkerDied:
+        status = self._kill()
+        hint = " — sys.exit/os._exit or a crash in student code?" if "status" in status else ""
+        return WorkerDied(f"the worker process died during {where} ({status}{hint})")
+
+    def _interpret(self, body: bytes, where: str) -> Any:
+        """The value (or the student's exception) a reply body carries."""
         try:
             reply = codec.decode(body)
         except codec.DecodeError as exc:
@@ -360,6 +420,149 @@ class Session:
         if isinstance(value, dict) and set(value) == {"__too_large__"}:
             raise BadResult(f"{where} returned a result over {codec.MAX_FRAME >> 20} MiB")
         return value
+
+    # -- pipelining (a batch's recorded plan; see autograder.plan)
+    def pipeline(self, calls: list[Call]) -> Pipelined:
+        """Send every call at once and collect the replies in order, each within its limits.
+
+        The worker serves requests one after another exactly as if they came one at a time;
+        only the round trips go (a few hundred microseconds each, thousands per submission).
+        Each reply must arrive within its own call's time limit, counted from the previous
+        reply, and the submission's budget still bounds the whole. At the first failure
+        (timeout, death, an oversized reply, the budget spent) the worker is killed and the
+        rest is left unrun: the tests then make those calls themselves, one at a time, as
+        they always could.
+        """
+        out = Pipelined([None] * len(calls))
+        if not calls or self.spent >= self.limits.submission_seconds:
+            return out
+        self._ensure_worker()
+        out.generation = self.generation
+        sock, limit = self.sock, codec.MAX_FRAME + 1024
+        data = memoryview(b"".join(c.frame for c in calls))
+        sent, inbuf, pos, i, kept = 0, bytearray(), 0, 0, 0
+        sock.setblocking(False)
+        sel = selectors.DefaultSelector()
+        sel.register(sock, selectors.EVENT_READ | selectors.EVENT_WRITE)
+        t_prev = time.monotonic()
+        timeout = self._timeout(calls[0].timeout)
+        deadline = t_prev + max(timeout, 0.01)
+        try:
+            while i < len(calls):
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    self._account(t_prev)
+                    # Raised, and the function barred from further calls, when a test makes
+                    # this call (Session.call), as if it had made it live.
+                    out.fail(i, self._timed_out(calls[i].where, timeout))
+                    break
+                for _key, mask in sel.select(left):
+                    if mask & selectors.EVENT_WRITE and sent < len(data):
+                        try:
+                            sent += sock.send(data[sent:sent + (1 << 20)])
+                        except BlockingIOError:
+                            pass
+                        if sent == len(data):
+                            sel.modify(sock, selectors.EVENT_READ)
+                    if mask & selectors.EVENT_READ:
+                        try:
+                            chunk = sock.recv(1 << 20)
+                        except BlockingIOError:
+                            continue
+                        if not chunk:
+                            raise EOFError("worker closed the connection")
+                        inbuf += chunk
+                while len(inbuf) - pos >= 8:
+                    (n,) = struct.unpack_from("<Q", inbuf, pos)
+                    if n > limit:
+                        raise codec.DecodeError(f"result of {n} bytes is over the {limit} "
+                                                "byte limit")
+                    if len(inbuf) - pos < 8 + n:
+                        break
+                    now = time.monotonic()
+                    self.spent += now - t_prev
+                    self.student_seconds += now - t_prev
+                    kept += n
+                    if kept > PIPELINE_BYTES:
+                        # Held until the tests have read them: past this, a worker returning
+                        # huge results one after another would exhaust the grader's memory.
+                        # The rest is asked again call by call (and dropped after each test).
+                        self._kill()
+                        return out
+                    out.replies[i] = bytes(inbuf[pos + 8:pos + 8 + n])
+                    pos += 8 + n
+                    t_prev, i = now, i + 1
+                    if i == len(calls):
+                        break
+                    if self.spent >= self.limits.submission_seconds:
+                        self._kill()  # the rest would be refused anyway (BudgetExhausted)
+                        return out
+                    timeout = self._timeout(calls[i].timeout)
+                    deadline = now + max(timeout, 0.01)
+                if pos > 1 << 22:
+                    del inbuf[:pos]
+                    pos = 0
+            else:
+                if len(inbuf) > pos:  # bytes nobody asked for: this worker is not to be trusted
+                    self._kill()
+        except (EOFError, ConnectionError, OSError) as exc:
+            self._account(t_prev)
+            out.fail(i, self._died(calls[i].where))
+            out.failure.__cause__ = exc
+        except codec.DecodeError as exc:
+            self._account(t_prev)
+            self._kill()
+            out.fail(i, BadResult(f"{calls[i].where} returned something that cannot be graded: "
+                                  f"{exc}"))
+        finally:
+            sel.close()
+            if self.sock is sock:
+                sock.setblocking(True)
+        return out
+
+    def feed(self, calls: list[Call] | None = None, replies: Pipelined | None = None,
+             start: int = 0, stop: int = 0) -> None:
+        """Serve requests from pipelined replies while they match ``calls[start:stop]``.
+
+        A test replays its recorded calls: each request it makes is compared, byte for byte,
+        with the next recorded one; on a match the reply the worker already gave is used (or
+        the failure that call met is raised again); from the first mismatch on, the test goes
+        on with live calls. ``feed()`` stops feeding.
+        """
+        self._feed = None if calls is None or replies is None else [calls, replies, start, stop]
+
+    def _fed(self, frame: bytes) -> bytes | None:
+        if self._feed is None:
+            return None
+        calls, replies, i, stop = self._feed
+        if i >= stop or calls[i].frame != frame:
+            self._feed = None  # diverged (or done): live from here on
+            return None
+        self._feed[2] = i + 1
+        if replies.failed_at == i:
+            self._feed = None
+            raise replies.failure
+        body = replies.replies[i]
+        if body is None:  # never run (after a failure): live
+            self._feed = None
+            return None
+        self.source_generation = replies.generation
+        return body
+
+    def _read_busy(self) -> None:
+        """Ask the worker how long it spent in the calls themselves (a statistic only).
+
+        The worker's own clock, so a submission could lie: the figure is clamped to the time
+        the grader saw pass, and only the throughput benchmark reads it.
+        """
+        seen = self.student_seconds
+        try:
+            busy = self._interpret(self._exchange(codec.encode({"op": "busy"}), "busy", 1.0),
+                                   "busy")
+        except SubmissionFault:
+            return
+        if isinstance(busy, float) and busy == busy:
+            self.busy_seconds = min(max(busy, 0.0), seen)
 
     def _scrub(self, text: str) -> str:
         """The worker's folders have random names (mkdtemp), and warnings and tracebacks print
@@ -392,6 +595,10 @@ class Session:
             self.failed_imports[module] = f"{module}.py could not be imported: {exc}"
             raise ImportFailed(self.failed_imports[module]) from None
         self.loaded.add(module)
+
+    def forget(self) -> None:
+        """Drop the objects the worker holds (a plan starts each topic with none)."""
+        self._request({"op": "forget"}, "starting the topic's tests")
 
     def call(self, module: str, name: str, args: tuple = (), kwargs: dict | None = None,
              *, keep: bool = False, op: str = "call", handle: Any = None,

@@ -44,6 +44,35 @@ def _no_local_constants() -> None:
 
 _no_local_constants()
 
+
+def _memoise_function_digest() -> None:
+    """Hash each test's source once, not at every run.
+
+    Derandomised Hypothesis seeds each run from a digest of the test's source, which it
+    tokenises again every time: a fifth of the grader's time on a partly right submission.
+    The digest of a function never changes, so it is cached (keyed by the function itself).
+    """
+    try:
+        from hypothesis import core
+    except ImportError:  # pragma: no cover
+        return
+    digest = getattr(core, "function_digest", None)
+    if digest is None or getattr(digest, "__memoised__", False):
+        return
+    cache: dict[int, tuple[object, bytes]] = {}
+
+    def memoised(function: object) -> bytes:
+        hit = cache.get(id(function))
+        if hit is None or hit[0] is not function:
+            hit = cache[id(function)] = (function, digest(function))
+        return hit[1]
+
+    memoised.__memoised__ = True
+    core.function_digest = memoised
+
+
+_memoise_function_digest()
+
 # HIDDEN (True while a hidden test runs) lives in the sandbox, whose exceptions consult it.
 
 
@@ -78,7 +107,8 @@ class RemoteObject:
 
     def __init__(self, session: Session, module: str, handle: codec.Handle, label: str) -> None:
         self._session, self._module, self._handle, self._label = session, module, handle, label
-        self._generation = session.generation
+        # The worker that made the object (a pipelined reply may predate a restart).
+        self._generation = session.source_generation
 
     @property
     def type_name(self) -> str:

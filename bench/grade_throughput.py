@@ -2,8 +2,9 @@
 
     python bench/grade_throughput.py [--n 300] [--jobs 2] [--pytest-sample 10] [--no-nbgrader]
 
-Generates a class of N submissions in a temp dir (a realistic mix: complete, partly right,
-broken, slow), then times, in one run on the same class:
+Generates a class of N submissions in a temp dir (a realistic mix: complete ones each written
+their own way, partly right, stubs, broken, slow; see ``make_class``), then times, in one run on
+the same class:
   1. `course grade --jobs J` on all N (the real CLI, a fresh process);
   2. the same suites run by one plain `pytest` process per submission, on a sample, scaled;
   3. `nbgrader autograde` on the notebook form of a correct and a stub student (all topics).
@@ -40,9 +41,34 @@ def dot(u, v):
 BROKEN = "def dot(u, v)\n    return 0\n"
 
 
+def _bank(kind: str, topic: str) -> list:
+    """The repository's own alternative implementations (tests/banks), if present."""
+    import importlib
+
+    try:
+        return importlib.import_module(f"tests.banks.{kind}_{topic}").BANK
+    except ImportError:
+        return []
+
+
+def _variant_source(topic: str, kind: str, i: int) -> str:
+    """The reference of ``topic`` with the ``i``-th correct or wrong variant in place (rotating
+    through the bank), so that no two students hand in byte-identical code."""
+    source = (ROOT / "solutions" / f"{topic}.py").read_text()
+    bank = _bank(kind, topic)
+    if not bank:
+        return source
+    return source + "\n\n# --- this student's version ---\n" + bank[i % len(bank)].code + "\n"
+
+
 def make_class(dest: Path, n: int) -> list[Path]:
-    """n submissions: 40 % complete, 25 % partly right, 15 % stubs, 10 % broken, 10 % slow."""
-    sol, ex = ROOT / "solutions", ROOT / "exercises"
+    """n submissions: 40 % complete, 25 % partly right, 15 % stubs, 10 % broken, 10 % slow.
+
+    "Complete" students each write one function of every topic their own (correct) way, and
+    partly right ones mix such topics with a plausible mistake (tests/banks) and untouched
+    stubs: a class of copies of the reference would be graded faster than any real one.
+    """
+    ex = ROOT / "exercises"
     kinds = ["complete"] * 8 + ["partial"] * 5 + ["stub"] * 3 + ["broken"] * 2 + ["slow"] * 2
     dest.mkdir(parents=True)
     for i in range(n):
@@ -50,14 +76,16 @@ def make_class(dest: Path, n: int) -> list[Path]:
         d = dest / f"s{i:04d}_{kind}"
         d.mkdir()
         for j, t in enumerate(catalogue.topics()):
-            if kind == "complete" or (kind == "partial" and (i + j) % 2 == 0):
-                shutil.copy(sol / t.filename, d / t.filename)
+            if kind == "complete" or (kind == "partial" and (i + j) % 3 == 0):
+                (d / t.filename).write_text(_variant_source(t.module, "correct", i + j))
+            elif kind == "partial" and (i + j) % 3 == 1:
+                (d / t.filename).write_text(_variant_source(t.module, "wrong", i + j))
             elif kind in ("stub", "partial"):
                 shutil.copy(ex / t.filename, d / t.filename)
         if kind == "broken":
             (d / "ex01_vectors.py").write_text(BROKEN)
         if kind == "slow":
-            shutil.copy(sol / "ex01_vectors.py", d / "ex01_vectors.py")
+            shutil.copy(ROOT / "solutions" / "ex01_vectors.py", d / "ex01_vectors.py")
             with open(d / "ex01_vectors.py", "a") as f:
                 f.write(SLOW)
     return sorted(dest.iterdir())
@@ -92,8 +120,10 @@ def bench_student_share(class_dir: Path, sample: int, jobs: int) -> dict:
         summaries = grade.grade_batch(paths, Path(tmp), jobs=1)
         wall = time.monotonic() - t0
     student = sum(s.student_seconds for s in summaries)
+    busy = sum(s.busy_seconds for s in summaries)
     graded = sum(s.seconds for s in summaries)
-    return {"n": len(summaries), "wall": wall, "student": student, "graded": graded}
+    return {"n": len(summaries), "wall": wall, "student": student, "graded": graded,
+            "busy": busy}
 
 
 def bench_pytest(class_dir: Path, sample: int) -> dict:
@@ -147,15 +177,22 @@ def main() -> None:
         nb_per = nbg["nbgrader_autograde_s_per_submission"]
         rows.append((f"nbgrader autograde ({nbg['students']} students)", nb_per, nb_per / per))
     overhead = (share["graded"] - share["student"]) / share["n"]
+    setup = share["wall"] - share["graded"]
     print(f"\nclass of {course['n']} submissions, {os.cpu_count()} cores\n")
     print("| grader | s / submission | × course grade |")
     print("|---|---:|---:|")
     for name, s, ratio in rows:
         print(f"| {name} | {s:.3f} | {ratio:.1f} |")
     print(f"\npeak memory (largest child process): {course['peak_kib'] / 1024:.0f} MiB")
-    print(f"student code (calls in workers): {share['student'] / share['n']:.3f} s/submission; "
+    n = share["n"]
+    print(f"waiting for workers' replies: {share['student'] / n:.3f} s/submission, of which "
+          f"{share['busy'] / n:.3f} s inside the calls themselves (the worker's clock); "
           f"grader overhead (the rest of each submission's wall time, one slot): "
-          f"{overhead:.3f} s/submission (sample {share['n']})")
+          f"{overhead:.3f} s/submission (sample {n})")
+    print(f"everything but the student's own calls: {(share['graded'] - share['busy']) / n:.3f} "
+          f"s/submission (the sandbox's encoding, decoding and round trips included)")
+    print(f"once per slot and batch, plus reading and writing files (same sample, one slot): "
+          f"{setup:.1f} s, i.e. {setup / course['n']:.3f} s/submission over this class")
     if not nbg:
         print("nbgrader: not measured (nbgrader or the export is not available)")
 

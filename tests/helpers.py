@@ -18,8 +18,11 @@ def solution_source(topic: str) -> str:
 
 
 def grade_sources(slot: Slot, sources: dict[str, str | bytes], topics: list[str] | None = None,
-                  hidden: bool = True) -> dict[str, TestResult]:
-    """Grade in-memory topic files (topic -> source) on ``slot``: test name -> result."""
+                  hidden: bool = True, plans: dict | None = None) -> dict[str, TestResult]:
+    """Grade in-memory topic files (topic -> source) on ``slot``: test name -> result.
+
+    ``plans`` (``autograder.plan.record``'s) grades as a batch does; without, call by call.
+    """
     raw = {k: v.encode() if isinstance(v, str) else v for k, v in sources.items()}
     out: dict[str, TestResult] = {}
     session = Session(slot, raw)
@@ -27,7 +30,8 @@ def grade_sources(slot: Slot, sources: dict[str, str | bytes], topics: list[str]
         for topic in topics or list(raw):
             specs = runner.collect(topic, hidden=hidden)
             missing = None if topic in raw else f"{topic}.py not found"
-            results, _ = runner.run_topic(session, topic, specs, missing)
+            results, _ = runner.run_topic(session, topic, specs, missing,
+                                          (plans or {}).get(topic))
             out.update({r.spec.name: r for r in results})
     finally:
         session.close()

@@ -105,3 +105,39 @@ def test_malformed_frames_are_refused(doc):
 def test_plain_dict_cannot_pose_as_a_tag():
     out = roundtrip({"__nd__": 0})
     assert out == {"__nd__": 0}
+
+
+@pytest.mark.parametrize("array", [
+    np.float64(2.5) * np.ones(()), np.arange(12.0).reshape(3, 4), np.zeros((0, 3)),
+    np.asfortranarray(np.arange(6.0).reshape(2, 3)), np.array([True, False]),
+    np.arange(4, dtype=np.int8), np.array([1 + 2j]), np.ones((2, 2), np.float16),
+    np.arange(3.0).astype(">f8"), np.arange(10.0)[::3],
+], ids=["0-d", "2-d", "empty", "fortran", "bool", "int8", "complex", "float16", "big-endian",
+        "strided"])
+def test_npy_blobs_are_numpys_own_format(array):
+    """The cached headers write what np.save writes, and read back what np.load reads."""
+    buf = io.BytesIO()
+    np.save(buf, np.array(array, order="C"), allow_pickle=False)
+    assert codec._npy_bytes(array) == buf.getvalue()
+    back = codec._load_npy(buf.getvalue())
+    assert back.dtype == array.dtype and back.shape == array.shape
+    assert back.tobytes() == np.array(array, order="C").tobytes()
+    assert back.flags.writeable  # student code may change its inputs in place
+
+
+def test_an_npy_blob_whose_size_lies_is_refused():
+    blob = codec._npy_bytes(np.arange(4.0))
+    for bad in (blob[:-8], blob + b"\0" * 8, b"NOTNPY" + blob[6:]):
+        with pytest.raises(codec.DecodeError):
+            codec._load_npy(bad)
+
+
+def test_the_header_caches_stay_bounded(monkeypatch):
+    """A worker may send endless new shapes: the caches stop growing, decoding goes on."""
+    monkeypatch.setattr(codec, "_CACHE_MAX", 16)
+    monkeypatch.setattr(codec, "_PARSED", {})
+    monkeypatch.setattr(codec, "_HEADERS", {})
+    for n in range(1, 60):
+        a = np.zeros(n)
+        assert codec._load_npy(codec._npy_bytes(a)).shape == (n,)
+    assert len(codec._PARSED) <= 16 and len(codec._HEADERS) <= 16

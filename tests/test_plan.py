@@ -1,0 +1,210 @@
+"""The batch plan (autograder.plan) and the pipelined calls it rests on.
+
+A plan must never change a verdict: tests/test_banks.py grades every wrong and correct variant
+both ways and compares; here are the pipeline's own limits (each failure blamed on the call that
+failed), the fast path, and a whole batch graded both ways.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from pathlib import Path
+
+import pytest
+
+from autograder import codec, grade, plan, runner, sandbox
+from autograder.sandbox import BudgetExhausted, Call, CallTimeout, Limits, Session, WorkerDied
+from tests.helpers import ROOT, solution_source
+
+SOURCE = b"""
+import os, time
+
+def fast(x):
+    return x + 1
+
+def hang(x):
+    while True:
+        pass
+
+def die(x):
+    os._exit(3)
+
+def nap(x):
+    time.sleep(0.2)
+    return x
+
+def pad(x):
+    return "x" * 1000
+"""
+
+
+def _call(name: str, *args: object) -> Call:
+    frame = codec.encode({"op": "call", "module": "m", "name": name, "args": list(args),
+                          "kwargs": {}, "keep": False})
+    return Call(frame, b"", f"m.{name}", f"m.{name}", None)
+
+
+@pytest.fixture
+def session(slot):
+    s = Session(slot, {"m": SOURCE})
+    s.load("m")
+    yield s
+    s.close()
+
+
+def _values(s: Session, replies: list[bytes | None]) -> list[object]:
+    return [None if b is None else s._interpret(b, "test") for b in replies]
+
+
+def test_pipelined_replies_answer_the_calls_in_order(session):
+    out = session.pipeline([_call("fast", i) for i in range(300)])
+    assert out.failed_at is None
+    assert _values(session, out.replies) == [i + 1 for i in range(300)]
+
+
+def test_a_hang_is_blamed_on_the_call_that_hung(session):
+    session.limits = Limits(call_seconds=1.0)
+    t0 = time.monotonic()
+    out = session.pipeline([_call("fast", 1), _call("fast", 2), _call("hang", 0),
+                            _call("fast", 3)])
+    assert time.monotonic() - t0 < 5
+    assert out.failed_at == 2 and isinstance(out.failure, CallTimeout)
+    assert "m.hang" in str(out.failure) and "m.fast" not in str(out.failure)
+    assert _values(session, out.replies) == [2, 3, None, None]
+    # The test that makes the call gets the timeout, as if live; then, as call by call, the
+    # function that hung is not run again, and the others still are.
+    calls = [_call("fast", 1), _call("fast", 2), _call("hang", 0)]
+    session.feed(calls, out, 0, 3)
+    assert session.call("m", "fast", (1,)) == 2 and session.call("m", "fast", (2,)) == 3
+    with pytest.raises(CallTimeout, match="did not return within 1 s"):
+        session.call("m", "hang", (0,))
+    with pytest.raises(CallTimeout, match="not run again"):
+        session.call("m", "hang", (0,))
+    assert session.call("m", "fast", (5,)) == 6
+
+
+def test_a_death_is_blamed_on_the_call_that_died(session):
+    out = session.pipeline([_call("fast", 1), _call("die", 0), _call("fast", 2)])
+    assert out.failed_at == 1 and isinstance(out.failure, WorkerDied)
+    assert "m.die" in str(out.failure)
+    assert _values(session, out.replies) == [2, None, None]
+    assert session.call("m", "fast", (7,)) == 8  # a fresh worker takes over
+
+
+def test_the_submission_budget_bounds_a_pipeline(session):
+    session.limits = Limits(call_seconds=5.0, submission_seconds=0.5)
+    out = session.pipeline([_call("nap", i) for i in range(20)])
+    done = [b for b in out.replies if b is not None]
+    assert 1 <= len(done) <= 4
+    with pytest.raises(BudgetExhausted):
+        session.call("m", "fast", (1,))
+
+
+def test_a_pipeline_holds_a_bounded_amount_of_replies(session, monkeypatch):
+    """Past PIPELINE_BYTES, the rest is left to be asked call by call (memory stays bounded)."""
+    monkeypatch.setattr(sandbox, "PIPELINE_BYTES", 2500)
+    out = session.pipeline([_call("pad", i) for i in range(10)])
+    assert out.failed_at is None
+    got = [b for b in out.replies if b is not None]
+    assert 1 <= len(got) <= 3 and out.replies[len(got):] == [None] * (10 - len(got))
+    assert session.call("m", "pad", (3,)) == "x" * 1000
+
+
+def test_a_fed_reply_is_used_only_for_the_very_request_it_answers(session):
+    calls = [_call("fast", 1), _call("fast", 2)]
+    out = session.pipeline(calls)
+    session.feed(calls, out, 0, 2)
+    assert session.call("m", "fast", (1,)) == 2
+    # A different request than recorded: answered live, and feeding stops.
+    assert session.call("m", "fast", (40,)) == 41
+    assert session._feed is None
+    session.feed()
+
+
+def test_the_reference_passes_on_matching_replies_alone(slot, plans, monkeypatch):
+    """The reference's own replies take the fast path: no test body runs again."""
+    topic = "ex03_softmax"
+    ran = []
+    real = runner.run_test
+    monkeypatch.setattr(runner, "run_test", lambda *a, **k: ran.append(a[1].name) or real(*a, **k))
+    s = Session(slot, {topic: solution_source(topic).encode()})
+    try:
+        s.load(topic)
+        results = plan.run_planned(s, plans[topic], runner.collect(topic), runner.reference(topic))
+    finally:
+        s.close()
+    assert results and all(r.passed for r in results)
+    assert ran == [], f"{len(ran)} tests ran again on the reference's own replies"
+
+
+def test_a_near_copy_is_judged_by_the_tests_not_by_the_bytes(slot, plans):
+    """Replies that differ from the reference's in the last bit run the tests (and pass)."""
+    topic = "ex03_softmax"
+    code = solution_source(topic) + (
+        "\n_softmax = softmax\n\ndef softmax(z, axis=-1, temperature=1.0):\n"
+        "    out = _softmax(z, axis=axis, temperature=temperature)\n"
+        "    return out * (1 + 2**-52) if getattr(out, 'dtype', None) == 'float64' else out\n")
+    s = Session(slot, {topic: code.encode()})
+    try:
+        s.load(topic)
+        results = plan.run_planned(s, plans[topic], runner.collect(topic), runner.reference(topic))
+    finally:
+        s.close()
+    assert {r.spec.name: r.message for r in results if not r.passed} == {}
+
+
+@pytest.mark.slow
+def test_a_planned_batch_writes_what_an_unplanned_one_does(tmp_path):
+    """The example class (a hang, an exit on import, a monkeypatched numpy, partly right ones)
+    graded with and without the plan: the same results, test by test."""
+    paths = sorted(p for p in (ROOT / "examples" / "submissions").iterdir() if p.is_dir())
+    assert len(paths) >= grade.PLAN_MIN_PER_SLOT
+    docs = {}
+    for planned in (True, False):
+        out = tmp_path / f"out-{planned}"
+        grade.grade_batch(paths, out, jobs=1, plan_batches=planned)
+        docs[planned] = {}
+        for f in sorted((out / "results").glob("*.json")):
+            doc = json.loads(f.read_text())
+            doc.pop("execution_time")
+            # A plan runs all of a topic's calls, also those a failing test stops short of:
+            # what the submission prints differs (only instructors see it).
+            doc["extra_data"].pop("student_output", None)
+            doc["output"] = re.sub(r"Output of your code: \d+ characters", "", doc["output"])
+            docs[planned][f.name] = doc
+        assert (out / "grades.csv").read_text() == (
+            (tmp_path / "out-True" / "grades.csv").read_text())
+    assert docs[True] == docs[False]
+
+
+def test_reference_sources_are_the_solutions():
+    found = plan.reference_sources()
+    assert set(found) == {p.stem for p in (ROOT / "solutions").glob("ex0*.py")}
+    assert all(isinstance(v, bytes) and v for v in found.values())
+
+
+def test_no_plan_in_a_release(monkeypatch, tmp_path):
+    monkeypatch.setattr(runner, "SOLUTIONS_DIR", Path(tmp_path))
+    assert plan.reference_sources() == {}
+
+
+def test_recording_a_hypothesis_test_keeps_its_seed():
+    """Derandomised Hypothesis seeds a test from a digest of its function: the recording
+    stand-in must digest the same, or it would record other examples than a plain run makes."""
+    from hypothesis.internal.reflection import function_digest
+
+    from autograder import catalogue
+
+    seen = 0
+    for topic in catalogue.topic_modules():
+        for spec in runner.collect(topic):
+            if getattr(spec.fn, "hypothesis", None) is None:
+                continue
+            with plan._recording_examples(spec.fn):
+                stand_in = spec.fn.hypothesis.inner_test
+            assert stand_in is not spec.fn.hypothesis.inner_test  # put back afterwards
+            assert function_digest(stand_in) == function_digest(spec.fn.hypothesis.inner_test)
+            seen += 1
+    assert seen >= 40

@@ -157,9 +157,11 @@ def cmd_grade(args: argparse.Namespace) -> int:
     t0 = time.monotonic()
     try:
         with grade_progress() as bar:
-            task = bar.add_task("grading", total=len(paths), last="")
+            planned = args.plan and len(paths) >= grade.PLAN_MIN
+            task = bar.add_task("grading", total=len(paths),
+                                last="each slot first grades the reference" if planned else "")
             summaries = grade.grade_batch(
-                paths, Path(args.out), jobs=args.jobs, limits=limits,
+                paths, Path(args.out), jobs=args.jobs, limits=limits, plan_batches=args.plan,
                 visibility_hidden=args.hidden_visibility,
                 progress=lambda s: bar.update(task, advance=1, last=f"{s.id}: {s.total:.2f}"))
     except Exception as exc:  # a fault of the grader itself, not of a submission
@@ -286,6 +288,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--hidden-visibility", default="after_published",
                    choices=["hidden", "after_due_date", "after_published", "visible"],
                    help="Gradescope visibility of hidden tests (default after_published)")
+    s.add_argument("--no-plan", dest="plan", action="store_false",
+                   help="grade every call one at a time, without first recording the "
+                        "reference's calls (slower; see docs/instructors.md)")
     s.set_defaults(func=cmd_grade)
 
     s = sub.add_parser("demo", help="grade the bundled example class and print its table")

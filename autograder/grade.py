@@ -94,9 +94,11 @@ _slot_specs: dict[str, list[runner.TestSpec]] | None = None
 _slot_plans: dict[str, plan.TopicPlan] | None = None
 _slot_cfg: dict = {}
 
-#: A slot records the batch's plan (one grading of the reference, a few seconds) when it will
-#: grade at least this many submissions; a plan makes each of them several times faster.
-PLAN_MIN_PER_SLOT = 3
+#: A batch of at least this many submissions is graded with a plan (each slot first grades
+#: the reference, a few seconds; each submission then goes several times faster). It depends
+#: on the batch alone, not on --jobs: a plan runs more of a submission's calls (what it prints
+#: differs), and the same submissions must give the same results however many slots run.
+PLAN_MIN = 3
 
 
 def _init_slot(queue: mp.Queue, cfg: dict) -> None:
@@ -131,7 +133,7 @@ def grade_batch(paths: list[Path], out: Path, *, jobs: int = 1, limits: Limits |
     """Grade every submission into ``out``; returns summaries sorted by id.
 
     The instructor's own folders (the class, the output) are hidden from workers too. With
-    enough submissions per slot, each slot first records the plan of :mod:`autograder.plan`
+    ``PLAN_MIN`` submissions or more, each slot first records the plan of :mod:`autograder.plan`
     (``plan_batches=False`` grades every call one at a time, as `course check` does).
     """
     out.mkdir(parents=True, exist_ok=True)
@@ -142,7 +144,7 @@ def grade_batch(paths: list[Path], out: Path, *, jobs: int = 1, limits: Limits |
            "visibility": visibility_hidden}
     summaries: list[Summary] = []
     jobs = max(1, min(jobs, len(paths) or 1))
-    cfg["plan"] = plan_batches and len(paths) >= PLAN_MIN_PER_SLOT * jobs
+    cfg["plan"] = plan_batches and len(paths) >= PLAN_MIN
     if jobs == 1:
         q: mp.Queue = _ListQueue([0])
         _init_slot(q, cfg)

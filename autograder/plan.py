@@ -58,29 +58,41 @@ class Example:
     kwargs: dict[str, Any]
     draws: list[Any] | None  # None: the test takes no ``data``
     valid: bool  # False: ``assume`` rejected it
+    aborted: bool = False  # Hypothesis ended it inside a draw (out of data): not a test run
 
 
 Diverged = runner.ReplayDiverged  # the replay left the recorded examples: run Hypothesis
 
 
+class _Aborted(Exception):
+    """Replaying an example Hypothesis ended inside a draw: it ends there too."""
+
+
 class _RecordingData:
-    def __init__(self, data: Any, draws: list[Any]) -> None:
-        self._data, self._draws = data, draws
+    def __init__(self, data: Any, example: Example) -> None:
+        self._data, self._example = data, example
 
     def draw(self, strategy: Any, label: Any = None) -> Any:
-        value = self._data.draw(strategy, label)
-        self._draws.append(copy.deepcopy(value))
+        try:
+            value = self._data.draw(strategy, label)
+        except BaseException:
+            self._example.aborted = True  # Hypothesis's own control flow (out of data)
+            raise
+        self._example.draws.append(copy.deepcopy(value))
         return value
 
 
 class _ReplayData:
-    def __init__(self, draws: list[Any]) -> None:
-        self._draws = iter(copy.deepcopy(draws))
+    def __init__(self, example: Example) -> None:
+        self._draws = iter(copy.deepcopy(example.draws))
+        self._aborted = example.aborted
 
     def draw(self, strategy: Any, label: Any = None) -> Any:
         try:
             return next(self._draws)
         except StopIteration:
+            if self._aborted:
+                raise _Aborted from None
             raise Diverged("more draws than recorded") from None
 
 
@@ -106,7 +118,7 @@ def _recording_examples(fn: Any) -> Iterator[list[Example] | None]:
                           draws, True)
         examples.append(example)
         if draws is not None:
-            kwargs["data"] = _RecordingData(kwargs["data"], draws)
+            kwargs["data"] = _RecordingData(kwargs["data"], example)
         try:
             return original(*args, **kwargs)
         except UnsatisfiedAssumption:
@@ -132,12 +144,14 @@ def _replayer(fn: Any, examples: list[Example]) -> Any:
         for example in examples:
             kwargs = copy.deepcopy(example.kwargs)
             if example.draws is not None:
-                kwargs["data"] = _ReplayData(example.draws)
+                kwargs["data"] = _ReplayData(example)
             try:
                 with warnings.catch_warnings():
                     # ``assume`` outside the engine warns (and still rejects the example).
                     warnings.simplefilter("ignore", HypothesisWarning)
                     inner(sub, ref, **kwargs)
+            except _Aborted:
+                continue  # as Hypothesis did: the example was never a test run
             except UnsatisfiedAssumption:
                 if example.valid:
                     raise Diverged("an example the reference ran was rejected") from None
@@ -177,6 +191,7 @@ def record(slot: Slot, specs: dict[str, list[runner.TestSpec]],
                 plans[topic] = plan
     finally:
         session.close()
+    slot.preload({t: p.calls for t, p in plans.items()})
     return plans
 
 
@@ -219,7 +234,7 @@ def run_planned(session: Session, plan: TopicPlan, specs: list[runner.TestSpec],
         session.forget()
     except SubmissionFault:
         return [runner.run_test(session, s, ref) for s in specs]
-    replies: Pipelined = session.pipeline(plan.calls)
+    replies: Pipelined = session.pipeline(plan.calls, plan.topic)
     results = []
     for spec in specs:
         span = plan.spans.get(spec.name)

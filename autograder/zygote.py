@@ -3,7 +3,8 @@
 Started once per worker slot by :mod:`autograder.sandbox`; imports numpy, torch and the worker
 code (running no torch op, so forked children do not hang), then obeys one-line JSON commands on
 its control socket: ``fork`` (the worker's socket arrives as a passed file descriptor), ``reap``,
-``killall`` and ``exit``. It never runs student code itself.
+``killall``, ``plan`` (decode a batch's requests for the workers to inherit) and ``exit``. It
+never runs student code itself.
 """
 
 from __future__ import annotations
@@ -204,6 +205,13 @@ def main() -> None:
                 _killall(cmd["uid"])
             _kill_strays()
             reply = {"done": True}
+        elif cmd["op"] == "plan":
+            # A batch's plan (autograder.plan): decoded once here, inherited by every worker.
+            try:
+                with open(cmd["path"], "rb") as f:
+                    reply = {"counts": worker.predecode(f.read(), cmd["counts"])}
+            except Exception as exc:  # noqa: BLE001 - the grader then sends frames instead
+                reply = {"error": f"{type(exc).__name__}: {exc}"}
         elif cmd["op"] == "exit":
             _kill_strays()
             return

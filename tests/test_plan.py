@@ -139,6 +139,24 @@ def test_the_reference_passes_on_matching_replies_alone(slot, plans, monkeypatch
     assert ran == [], f"{len(ran)} tests ran again on the reference's own replies"
 
 
+def test_a_preloaded_plan_gets_the_replies_its_frames_get(slot, plans):
+    """The zygote decodes the plan once (Slot.preload); a worker answers it as the frames."""
+    topic = "ex02_projections"
+    calls = plans[topic].calls
+    assert slot.preloaded.get(topic) == len(calls)
+    got = {}
+    for preloaded in (True, False):
+        s = Session(slot, {topic: solution_source(topic).encode()})
+        try:
+            s.load(topic)
+            s.forget()
+            got[preloaded] = s.pipeline(calls, topic if preloaded else None).replies
+            assert bool(s._planned) == preloaded
+        finally:
+            s.close()
+    assert got[True] == got[False] == [c.reply for c in calls]
+
+
 def test_a_near_copy_is_judged_by_the_tests_not_by_the_bytes(slot, plans):
     """Replies that differ from the reference's in the last bit run the tests (and pass)."""
     topic = "ex03_softmax"
@@ -160,7 +178,7 @@ def test_a_planned_batch_writes_what_an_unplanned_one_does(tmp_path):
     """The example class (a hang, an exit on import, a monkeypatched numpy, partly right ones)
     graded with and without the plan: the same results, test by test."""
     paths = sorted(p for p in (ROOT / "examples" / "submissions").iterdir() if p.is_dir())
-    assert len(paths) >= grade.PLAN_MIN_PER_SLOT
+    assert len(paths) >= grade.PLAN_MIN
     docs = {}
     for planned in (True, False):
         out = tmp_path / f"out-{planned}"

@@ -144,8 +144,9 @@ class Server:
         request is answered once (a second ``plan`` of the topic answers nothing: the grader
         never sends one).
         """
-        for pre in PLANNED.pop(topic, ()):
-            self.handle(lambda pre=pre: self._resolved(pre))
+        for pre, refers in PLANNED.pop(topic, ()):
+            # Used once, so no copy is needed unless an object reference must be looked up.
+            self.handle(lambda pre=pre, refers=refers: self._resolved(pre) if refers else pre)
 
     def _resolved(self, x: Any) -> Any:
         """A predecoded request with its object references looked up (in new containers)."""
@@ -192,8 +193,9 @@ class Server:
 
 
 #: topic -> the batch plan's requests, decoded by the zygote (trusted: they come from the
-#: grader, and carry inputs a worker receives anyway); a forked worker inherits them.
-PLANNED: dict[str, list[Any]] = {}
+#: grader, and carry inputs a worker receives anyway), each with whether it refers to an
+#: object the worker holds; a forked worker inherits them.
+PLANNED: dict[str, list[tuple[Any, bool]]] = {}
 
 
 @dataclass(frozen=True)
@@ -218,7 +220,10 @@ def predecode(frames: bytes, counts: dict[str, int]) -> dict[str, int]:
             (size,) = struct.unpack_from("<Q", view, off)
             body = bytes(view[off + 8:off + 8 + size])
             off += 8 + size
-            reqs.append(codec.decode(body, tensors=server._tensor, handles=_handle_ref))
+            refs: list[HandleRef] = []
+            req = codec.decode(body, tensors=server._tensor,
+                               handles=lambda v, refs=refs: refs.append(_handle_ref(v)) or refs[-1])
+            reqs.append((req, bool(refs)))
         PLANNED[topic] = reqs
     if off != len(frames):
         PLANNED.clear()

@@ -140,23 +140,39 @@ def _replayer(fn: Any, examples: list[Example]) -> Any:
 
     inner = fn.hypothesis.inner_test
 
+    def run(example: Example, sub: Any, ref: Any) -> None:
+        kwargs = copy.deepcopy(example.kwargs)
+        if example.draws is not None:
+            kwargs["data"] = _ReplayData(example)
+        try:
+            with warnings.catch_warnings():
+                # ``assume`` outside the engine warns (and still rejects the example).
+                warnings.simplefilter("ignore", HypothesisWarning)
+                inner(sub, ref, **kwargs)
+        except _Aborted:
+            return  # as Hypothesis did: the example was never a test run
+        except UnsatisfiedAssumption:
+            if example.valid:
+                raise Diverged("an example the reference ran was rejected") from None
+        except HypothesisException as exc:  # anything else of Hypothesis's: let it run
+            raise Diverged(f"Hypothesis objected ({type(exc).__name__})") from None
+
     def replay(sub: Any, ref: Any) -> None:
         for example in examples:
-            kwargs = copy.deepcopy(example.kwargs)
-            if example.draws is not None:
-                kwargs["data"] = _ReplayData(example)
             try:
-                with warnings.catch_warnings():
-                    # ``assume`` outside the engine warns (and still rejects the example).
-                    warnings.simplefilter("ignore", HypothesisWarning)
-                    inner(sub, ref, **kwargs)
-            except _Aborted:
-                continue  # as Hypothesis did: the example was never a test run
-            except UnsatisfiedAssumption:
-                if example.valid:
-                    raise Diverged("an example the reference ran was rejected") from None
-            except HypothesisException as exc:  # anything else of Hypothesis's: let it run
-                raise Diverged(f"Hypothesis objected ({type(exc).__name__})") from None
+                run(example, sub, ref)
+            except (Diverged, KeyboardInterrupt, SystemExit):
+                raise
+            except BaseException as first:  # noqa: BLE001 - the test failed on this example
+                # Hypothesis runs a failing example once more and reports that run (a timed
+                # out function, say, is then "not run again"): so does the replay.
+                try:
+                    run(example, sub, ref)
+                except (Diverged, KeyboardInterrupt, SystemExit):
+                    raise
+                except BaseException as again:  # noqa: BLE001
+                    raise again from None
+                raise first from None  # Hypothesis: flaky, reporting the first failure
 
     return replay
 
@@ -242,11 +258,22 @@ def run_planned(session: Session, plan: TopicPlan, specs: list[runner.TestSpec],
             results.append(runner.run_test(session, spec, ref))
             continue
         start, stop = span
-        if spec.name in plan.passed and replies.replies[start:stop] == plan.expected[spec.name]:
+        if (spec.name in plan.passed and replies.replies[start:stop] == plan.expected[spec.name]
+                and _as_if_live(session, plan, replies, start, stop)):
+            session.charge(sum(replies.seconds[start:stop]))
             results.append(runner.TestResult(spec, True, "", 0.0))
             continue
         results.append(_run_fed(session, plan, replies, spec, ref))
     return results
+
+
+def _as_if_live(session: Session, plan: TopicPlan, replies: Pipelined, start: int,
+                stop: int) -> bool:
+    """Whether the test's calls would all have run, live: none of a function barred after a
+    timeout (Session.call refuses those), and none once the budget is spent."""
+    if session.timed_out and any(c.key in session.timed_out for c in plan.calls[start:stop]):
+        return False
+    return session.affordable(replies.seconds[start:stop])
 
 
 def _run_fed(session: Session, plan: TopicPlan, replies: Pipelined, spec: runner.TestSpec,

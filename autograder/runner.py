@@ -24,7 +24,7 @@ try:
     BaseExceptionGroup
 except NameError:  # pragma: no cover - Python 3.10 (hypothesis brings the backport)
     from exceptiongroup import BaseExceptionGroup
-from autograder.sandbox import ImportFailed, Session, SubmissionFault
+from autograder.sandbox import Session, SubmissionFault
 from autograder.suite import HIDDEN, SubmissionModule, TestMeta
 
 
@@ -185,7 +185,7 @@ def run_topic(session: Session | None, topic: str, specs: list[TestSpec],
         return [TestResult(s, False, why) for s in specs], why
     try:
         session.load(topic)
-    except ImportFailed as exc:
+    except SubmissionFault as exc:  # it does not import, or the budget is spent (red team)
         return [TestResult(s, False, str(exc)) for s in specs], str(exc)
     ref = reference(topic) if specs else None
     if plan is not None:

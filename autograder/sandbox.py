@@ -21,7 +21,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -84,8 +84,8 @@ class BadResult(SubmissionFault):
 #: Seconds a pipeline waits between reads, for replies to gather.
 PIPELINE_NAP = 0.002
 
-#: The most reply bytes one pipeline keeps (a correct submission's largest topic: ~2 MB).
-PIPELINE_BYTES = 256 * 2**20
+#: The most reply bytes one pipeline keeps (a correct submission's largest topic: 0.7 MB).
+PIPELINE_BYTES = 32 * 2**20
 
 
 @dataclass(frozen=True)
@@ -101,9 +101,15 @@ class Call:
 
 @dataclass
 class Pipelined:
-    """The replies to a pipelined list of calls (``None``: not run) and where it stopped."""
+    """The replies to a pipelined list of calls (``None``: not run) and where it stopped.
+
+    ``seconds[i]`` is how long call ``i`` took: it is charged to the submission's budget only
+    when a test uses the reply (:meth:`Session.charge`), as if the call had been made then; a
+    call no test reaches (a failing test stops early) costs the submission nothing.
+    """
 
     replies: list[bytes | None]
+    seconds: list[float] = field(default_factory=list)
     failed_at: int | None = None
     failure: SubmissionFault | None = None
     generation: int = 0
@@ -332,7 +338,8 @@ class Session:
         self.loaded: set[str] = set()
         self.failed_imports: dict[str, str] = {}
         self.timed_out: dict[str, str] = {}
-        self.spent = 0.0
+        self.spent = 0.0  # the budget's use: live calls, and pipelined calls a test used
+        self.piped = 0.0  # time pipelines took (bounded by the budget too)
         self.student_seconds = 0.0
         self.busy_seconds = 0.0  # of which the worker says it spent in the calls themselves
         self.restarts = 0
@@ -386,7 +393,9 @@ class Session:
     # -- requests
     def _request(self, req: dict, where: str, timeout: float | None = None) -> Any:
         frame = codec.encode(req)
-        body = self._fed(frame)
+        # Imports (after a restart) and topic starts are the session's own: never fed, and
+        # they leave a test's feeding where it was.
+        body = None if req["op"] in ("load", "forget") else self._fed(req, frame, where)
         if body is None:
             body = self._exchange(frame, where, timeout)
             self.source_generation = self.generation
@@ -471,8 +480,9 @@ class Session:
         With ``topic``, and the zygote holding that topic's plan decoded (:meth:`Slot.preload`),
         one short request stands for all of them; the worker answers exactly the same way.
         """
-        out = Pipelined([None] * len(calls))
-        if not calls or self.spent >= self.limits.submission_seconds:
+        out = Pipelined([None] * len(calls), [0.0] * len(calls))
+        budget = self.limits.submission_seconds
+        if not calls or self.spent >= budget or self.piped >= budget:
             return out
         self._ensure_worker()
         out.generation = self.generation
@@ -495,7 +505,7 @@ class Session:
             while i < len(calls):
                 left = deadline - time.monotonic()
                 if left <= 0:
-                    self._account(t_prev)
+                    out.seconds[i] = self._piped(t_prev)
                     # Raised, and the function barred from further calls, when a test makes
                     # this call (Session.call), as if it had made it live.
                     out.fail(i, self._timed_out(calls[i].where, timeout))
@@ -524,8 +534,7 @@ class Session:
                     if len(inbuf) - pos < 8 + n:
                         break
                     now = time.monotonic()
-                    self.spent += now - t_prev
-                    self.student_seconds += now - t_prev
+                    out.seconds[i] = self._piped(t_prev, now)
                     kept += n
                     if kept > PIPELINE_BYTES:
                         # Held until the tests have read them: past this, a worker returning
@@ -538,8 +547,10 @@ class Session:
                     t_prev, i = now, i + 1
                     if i == len(calls):
                         break
-                    if self.spent >= self.limits.submission_seconds:
-                        self._kill()  # the rest would be refused anyway (BudgetExhausted)
+                    if self.piped >= budget:
+                        # Pipelines may take as long as the budget, no longer: the rest is
+                        # asked call by call, within what the tests' calls leave of it.
+                        self._kill()
                         return out
                     timeout = self._timeout(calls[i].timeout)
                     deadline = now + max(timeout, 0.01)
@@ -555,11 +566,11 @@ class Session:
                 if len(inbuf) > pos:  # bytes nobody asked for: this worker is not to be trusted
                     self._kill()
         except (EOFError, ConnectionError, OSError) as exc:
-            self._account(t_prev)
+            out.seconds[i] = self._piped(t_prev)
             out.fail(i, self._died(calls[i].where))
             out.failure.__cause__ = exc
         except codec.DecodeError as exc:
-            self._account(t_prev)
+            out.seconds[i] = self._piped(t_prev)
             self._kill()
             out.fail(i, BadResult(f"{calls[i].where} returned something that cannot be graded: "
                                   f"{exc}"))
@@ -568,6 +579,30 @@ class Session:
             if self.sock is sock:
                 sock.setblocking(True)
         return out
+
+    def _piped(self, t0: float, now: float | None = None) -> float:
+        dt = (now or time.monotonic()) - t0
+        self.piped += dt
+        self.student_seconds += dt
+        return dt
+
+    def affordable(self, seconds: list[float]) -> bool:
+        """Whether calls taking ``seconds`` would all have run within the budget, call by call
+        (each is refused once the budget is spent before it starts)."""
+        spent = self.spent
+        for dt in seconds:
+            if spent >= self.limits.submission_seconds:
+                return False
+            spent += dt
+        return True
+
+    def charge(self, seconds: float) -> None:
+        """Charge pipelined calls a test used to the submission's budget."""
+        self.spent += seconds
+
+    def pipeline_alive(self, replies: Pipelined) -> bool:
+        """Whether the worker that gave ``replies`` still runs (its objects still exist)."""
+        return self.sock is not None and self.generation == replies.generation
 
     def feed(self, calls: list[Call] | None = None, replies: Pipelined | None = None,
              start: int = 0, stop: int = 0) -> None:
@@ -580,7 +615,7 @@ class Session:
         """
         self._feed = None if calls is None or replies is None else [calls, replies, start, stop]
 
-    def _fed(self, frame: bytes) -> bytes | None:
+    def _fed(self, req: dict, frame: bytes, where: str) -> bytes | None:
         if self._feed is None:
             return None
         calls, replies, i, stop = self._feed
@@ -588,15 +623,28 @@ class Session:
             self._feed = None  # diverged (or done): live from here on
             return None
         self._feed[2] = i + 1
+        if replies.failed_at != i:
+            if replies.replies[i] is None:  # never run (the pipeline stopped before): live
+                self._feed = None
+                return None
+            if not self.pipeline_alive(replies) and (
+                    req.get("keep") or req.get("op") in ("method", "probe", "lib")
+                    or b'"__handle__"' in frame):
+                # The worker that answered is gone, and with it the objects it made: from the
+                # first call that makes or uses one, the test goes on live (red team: it was
+                # handed objects of a dead worker). Plain values stay as good as recorded.
+                self._feed = None
+                return None
+        if self.spent >= self.limits.submission_seconds:
+            self._feed = None
+            raise BudgetExhausted(f"{where}: not run, the submission used up its "
+                                  f"{self.limits.submission_seconds:g} s")
+        self.charge(replies.seconds[i])
         if replies.failed_at == i:
             self._feed = None
             raise replies.failure
-        body = replies.replies[i]
-        if body is None:  # never run (after a failure): live
-            self._feed = None
-            return None
         self.source_generation = replies.generation
-        return body
+        return replies.replies[i]
 
     def _read_busy(self) -> None:
         """Ask the worker how long it spent in the calls themselves (a statistic only).

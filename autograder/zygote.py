@@ -62,6 +62,9 @@ def _warm_ops() -> None:
     torch = sys.modules.get("torch")
     if torch is None or torch.get_num_threads() != 1 or _threads() != 1:
         return
+    # nn.Linear's initialisation draws from torch's generator: put its state back, or the
+    # first worker of a slot would start from another random state than the later ones.
+    rng = torch.random.get_rng_state()
     try:
         a = np.linspace(-1.0, 1.0, 36).reshape(6, 6) + np.eye(6)
         for x in (a, a.astype(np.float32)):
@@ -90,6 +93,8 @@ def _warm_ops() -> None:
         codec.decode(codec.encode({"t": t.detach(), "a": a, "h": t.half()})[8:])
     except Exception:  # noqa: BLE001 - an optimisation only
         pass
+    finally:
+        torch.random.set_rng_state(rng)
 
 
 def _threads() -> int:

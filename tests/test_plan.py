@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from autograder import codec, grade, plan, runner, sandbox
-from autograder.sandbox import BudgetExhausted, Call, CallTimeout, Limits, Session, WorkerDied
-from tests.helpers import ROOT, solution_source
+from autograder.sandbox import BudgetExhausted, Call, CallTimeout, Limits, Session, Slot, WorkerDied
+from tests.helpers import ROOT, grade_sources, solution_source
 
 SOURCE = b"""
 import os, time
@@ -93,13 +93,74 @@ def test_a_death_is_blamed_on_the_call_that_died(session):
     assert session.call("m", "fast", (7,)) == 8  # a fresh worker takes over
 
 
-def test_the_submission_budget_bounds_a_pipeline(session):
+def test_a_pipeline_lasts_no_longer_than_the_budget_and_charges_only_what_is_used(session):
+    """Calls no test reaches cost nothing (a slow, wrong function would otherwise spend the
+    budget on calls a failing test never makes: red team); replies used are charged."""
     session.limits = Limits(call_seconds=5.0, submission_seconds=0.5)
-    out = session.pipeline([_call("nap", i) for i in range(20)])
+    calls = [_call("nap", i) for i in range(20)]
+    before = session.spent  # the import
+    out = session.pipeline(calls)
     done = [b for b in out.replies if b is not None]
     assert 1 <= len(done) <= 4
-    with pytest.raises(BudgetExhausted):
-        session.call("m", "fast", (1,))
+    assert session.spent == before
+    session.feed(calls, out, 0, len(calls))
+    for i in range(len(done)):
+        assert session.call("m", "nap", (i,)) == i
+    assert session.spent >= 0.2 * len(done)
+    # Then, as call by call: cut short by what is left of the budget, or refused.
+    with pytest.raises((BudgetExhausted, CallTimeout)):
+        for i in range(len(done), len(calls)):
+            session.call("m", "nap", (i,))
+
+
+def _request(name: str, *args: object, keep: bool = False, op: str = "call",
+             handle: int | None = None) -> Call:
+    """The frame Session.call sends for this call."""
+    req = {"op": op, "module": "m", "name": name, "args": list(args), "kwargs": {}, "keep": keep}
+    if handle is not None:
+        req["handle"] = {"id": handle}
+    return Call(codec.encode(req), b"", f"m.{name}", f"m.{name}", None)
+
+
+def test_objects_named_by_a_stopped_pipeline_are_made_again_live(slot, monkeypatch):
+    """A pipeline stopped by the byte cap kills its worker: a test that goes on must not be
+    handed an object of that dead worker (red team: a correct class was marked "lost")."""
+    source = SOURCE + b"\nclass Box:\n    def __init__(self, v):\n        self.v = v\n\n" \
+        b"    def get(self):\n        return self.v\n"
+    calls = [_request("pad", 1), _request("pad", 2), _request("Box", 5, keep=True),
+             _request("Box.get", op="method", handle=1)]
+    s = Session(slot, {"m": source})
+    try:
+        s.load("m")
+        s.forget()
+        sizes = [len(b) for b in s.pipeline(calls).replies]
+        monkeypatch.setattr(sandbox, "PIPELINE_BYTES", sum(sizes[:3]))  # the last one is over
+        s.forget()
+        out = s.pipeline(calls)
+        assert out.replies[3] is None and out.replies[2] is not None and s.sock is None
+        s.feed(calls, out, 0, len(calls))
+        assert s.call("m", "pad", (1,)) == "x" * 1000
+        assert s.call("m", "pad", (2,)) == "x" * 1000
+        box = s.call("m", "Box", (5,), keep=True)
+        assert box.id == 1 and s.source_generation == s.generation  # made by the live worker
+        assert s.call("m", "Box.get", op="method", handle={"id": box.id}) == 5
+    finally:
+        s.feed()
+        s.close()
+
+
+def test_a_barred_or_unaffordable_test_is_not_passed_on_its_replies(session):
+    """The fast path passes a test only if all its calls would have run live (red team: a
+    function barred after a timeout still scored through matching replies)."""
+    calls = [_call("fast", 1), _call("fast", 2)]
+    topic_plan = plan.TopicPlan("m", calls, {"t": (0, 2)})
+    out = session.pipeline(calls)
+    assert plan._as_if_live(session, topic_plan, out, 0, 2)
+    session.timed_out["m.fast"] = "not run again"
+    assert not plan._as_if_live(session, topic_plan, out, 0, 2)
+    session.timed_out.clear()
+    session.limits = Limits(submission_seconds=out.seconds[0] / 2)
+    assert not plan._as_if_live(session, topic_plan, out, 0, 2)
 
 
 def test_a_pipeline_holds_a_bounded_amount_of_replies(session, monkeypatch):
@@ -226,3 +287,60 @@ def test_recording_a_hypothesis_test_keeps_its_seed():
             assert function_digest(stand_in) == function_digest(spec.fn.hypothesis.inner_test)
             seen += 1
     assert seen >= 40
+
+
+@pytest.fixture(scope="module")
+def quick_slot():
+    with Slot(7, Limits(call_seconds=2.0)) as s:
+        yield s
+
+
+@pytest.mark.slow
+def test_a_hypothesis_failure_is_reported_as_hypothesis_reports_it(quick_slot, plans):
+    """Hypothesis runs a failing example again and reports that run: a function that hangs
+    is then "not run again". The replay does the same (red team: the messages differed)."""
+    topic = "ex01_vectors"
+    code = solution_source(topic) + (
+        "\n_normalize_rows = normalize_rows\n\ndef normalize_rows(X, eps=1e-12):\n"
+        "    if np.shape(X) == (5, 6):\n        while True:\n            pass\n"
+        "    return _normalize_rows(X, eps)\n")
+    live = grade_sources(quick_slot, {topic: code}, [topic])
+    planned = grade_sources(quick_slot, {topic: code}, [topic], plans=plans)
+    assert {n: (r.passed, r.message) for n, r in planned.items()} == {
+        n: (r.passed, r.message) for n, r in live.items()}
+    assert any("not run again" in r.message for r in live.values())
+
+
+@pytest.mark.slow
+def test_a_slow_wrong_function_spends_no_more_budget_with_a_plan(slot, plans):
+    """A wrong function that takes 0.2 s a call: its failing tests stop at their first call,
+    live; a plan runs all its recorded calls, but charges only those tests use (red team:
+    the budget ran out, and the batch crashed on the next topic's import)."""
+    topic = "ex01_vectors"
+    code = solution_source(topic) + (
+        "\nimport time as _time\n\ndef angle_between(u, v):\n    _time.sleep(0.2)\n"
+        "    return 1.0\n")
+    sources = {topic: code, "ex02_projections": solution_source("ex02_projections")}
+    limits = slot.limits
+    slot.limits = Limits(submission_seconds=12.0)
+    try:
+        live = grade_sources(slot, sources)
+        planned = grade_sources(slot, sources, plans=plans)
+    finally:
+        slot.limits = limits
+    verdicts = {n: (r.passed, r.message) for n, r in live.items()}
+    assert {n: (r.passed, r.message) for n, r in planned.items()} == verdicts
+    assert all(r.passed for n, r in live.items() if "angle_between" not in n)
+
+
+def test_a_topic_whose_import_finds_the_budget_spent_fails_and_grading_goes_on(slot):
+    """Red team: BudgetExhausted on a topic's import escaped run_topic and ended the batch."""
+    topic = "ex02_projections"
+    s = Session(slot, {topic: solution_source(topic).encode()})
+    try:
+        s.spent = s.limits.submission_seconds
+        results, why = runner.run_topic(s, topic, runner.collect(topic))
+    finally:
+        s.close()
+    assert results and not any(r.passed for r in results)
+    assert "used up" in why and all("used up" in r.message for r in results)

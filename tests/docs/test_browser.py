@@ -174,7 +174,8 @@ def test_search_finds_the_softmax_lesson(built_site, server, browser):
     page.goto(server, wait_until="load")
     page.click("label.md-search__icon, .md-search__input")
     page.fill("input.md-search__input", "softmax")
-    page.wait_for_selector(".md-search-result__item a", state="attached", timeout=20_000)
+    # Lunr builds its index in a web worker: slow when the test run loads both cores.
+    page.wait_for_selector(".md-search-result__item a", state="attached", timeout=60_000)
     links = page.eval_on_selector_all(".md-search-result__item a", "els => els.map(a => a.href)")
     context.close()
     assert any("lessons/03-softmax/" in href for href in links), links

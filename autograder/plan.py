@@ -27,7 +27,9 @@ import contextlib
 import copy
 import dataclasses
 import functools
+import hashlib
 import inspect
+import sys
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any, Iterator
@@ -49,6 +51,14 @@ class TopicPlan:
     passed: set[str] = field(default_factory=set)
     #: a passed Hypothesis test's examples, in the order Hypothesis ran them.
     examples: dict[str, list[Example]] = field(default_factory=dict)
+    #: the reference, its results kept for every submission (see MemoReference)
+    ref: MemoReference | None = None
+    #: (test, digest of its replies) -> (passed, message, replies used): the verdict a test
+    #: gave on exactly these replies, using no others (see run_planned)
+    verdicts: dict[tuple[str, bytes], tuple[bool, str, tuple[int, ...]]] = field(
+        default_factory=dict)
+
+    MAX_VERDICTS = 200_000
 
 
 @dataclass
@@ -132,7 +142,7 @@ def _recording_examples(fn: Any) -> Iterator[list[Example] | None]:
         handle.inner_test = original
 
 
-def _replayer(fn: Any, examples: list[Example]) -> Any:
+def _replayer(fn: Any, examples: list[Example], session: Session) -> Any:
     """A stand-in for a Hypothesis test that runs its recorded examples in order."""
     import warnings
 
@@ -159,13 +169,16 @@ def _replayer(fn: Any, examples: list[Example]) -> Any:
 
     def replay(sub: Any, ref: Any) -> None:
         for example in examples:
+            position = session.feed_position()
             try:
                 run(example, sub, ref)
             except (Diverged, KeyboardInterrupt, SystemExit):
                 raise
             except BaseException as first:  # noqa: BLE001 - the test failed on this example
                 # Hypothesis runs a failing example once more and reports that run (a timed
-                # out function, say, is then "not run again"): so does the replay.
+                # out function, say, is then "not run again"): so does the replay, asking the
+                # same calls, whose replies the worker already gave.
+                session.rewind(position)
                 try:
                     run(example, sub, ref)
                 except (Diverged, KeyboardInterrupt, SystemExit):
@@ -175,6 +188,89 @@ def _replayer(fn: Any, examples: list[Example]) -> Any:
                 raise first from None  # Hypothesis: flaky, reporting the first failure
 
     return replay
+
+
+class MemoReference:
+    """The reference module, with its functions' results kept per argument values.
+
+    A test that runs again (its replies differ from the reference's) computes the same
+    expected values for every submission: "reference values computed once per batch". Only
+    functions of the module itself, called on plain values (numbers, strings, NumPy arrays,
+    CPU tensors without gradients, and tuples, lists and dicts of them), returning plain values,
+    are kept; a function that changes its arguments is never kept. A hit returns a copy. Results
+    are kept while the reference itself is graded (those are the calls other submissions' tests
+    repeat), then the memo is frozen: memory stays that of one grading.
+    """
+
+    MAX_ENTRIES = 50_000
+
+    def __init__(self, module: ModuleType) -> None:
+        self._module = module
+        self._cache: dict[Any, Any] = {}
+        self._wrapped: dict[str, Any] = {}
+        self._impure: set[str] = set()
+        self.frozen = False
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self._module, name)
+        if not (inspect.isfunction(attr) and attr.__module__ == self._module.__name__):
+            return attr
+        wrapped = self._wrapped.get(name)
+        if wrapped is None:
+            wrapped = self._wrapped[name] = self._memoised(name, attr)
+        return wrapped
+
+    def _memoised(self, name: str, fn: Any) -> Any:
+        @functools.wraps(fn)
+        def call(*args: Any, **kwargs: Any) -> Any:
+            key = None if name in self._impure else _key((name, args, kwargs))
+            if key is None:
+                return fn(*args, **kwargs)
+            if key in self._cache:
+                return copy.deepcopy(self._cache[key])
+            result = fn(*args, **kwargs)
+            if _key((name, args, kwargs)) != key:
+                self._impure.add(name)  # it changed its arguments: never kept
+            elif (not self.frozen and len(self._cache) < self.MAX_ENTRIES
+                  and _key(result) is not None):
+                self._cache[key] = copy.deepcopy(result)
+            return result
+
+        return call
+
+
+def _key(x: Any) -> Any:
+    """A hashable stand-in for a plain value, equal only for identical values (or None)."""
+    import numpy as np
+
+    t = type(x)
+    if x is None or t in (bool, int, str):
+        return (t.__name__, x)
+    if t is float or t is complex:
+        return (t.__name__, repr(x))  # tells -0.0 from 0.0, and nan equals nan
+    if t in (tuple, list):
+        items = tuple(_key(v) for v in x)
+        return None if None in items else (t.__name__, items)
+    if t is dict:
+        items = tuple((k, _key(v)) for k, v in x.items())
+        return None if not all(type(k) is str for k, _ in items) or any(
+            v is None for _, v in items) else ("dict", items)
+    if t is np.ndarray and x.dtype.kind in "biufc":
+        return ("nd", x.dtype.str, x.shape, x.tobytes())
+    if isinstance(x, np.generic) and x.dtype.kind in "biufc":
+        return ("np", x.dtype.str, x.tobytes())
+    torch = sys.modules.get("torch")
+    if (torch is not None and t is torch.Tensor and x.device.type == "cpu"
+            and not x.requires_grad and x.layout == torch.strided):
+        return ("tensor", str(x.dtype), tuple(x.shape), _tensor_bytes(x, torch))
+    return None
+
+
+def _tensor_bytes(x: Any, torch: Any) -> bytes:
+    y = x.detach().contiguous()
+    if y.dtype == torch.bfloat16:
+        y = y.view(torch.int16)
+    return y.numpy().tobytes()
 
 
 def reference_sources() -> dict[str, bytes]:
@@ -219,8 +315,8 @@ def _record_topic(session: Session, topic: str,
     except SubmissionFault:
         return None
     generation = session.generation
-    ref = runner.reference(topic)
-    plan = TopicPlan(topic)
+    ref = MemoReference(runner.reference(topic))  # filled as the reference is graded
+    plan = TopicPlan(topic, ref=ref)
     for spec in specs:
         if spec.gpu:
             continue
@@ -238,6 +334,7 @@ def _record_topic(session: Session, topic: str,
             plan.passed.add(spec.name)
             if examples:
                 plan.examples[spec.name] = examples
+    ref.frozen = True
     if session.generation != generation:
         return None  # the worker restarted: the calls are not one worker's sequence
     return plan
@@ -246,6 +343,8 @@ def _record_topic(session: Session, topic: str,
 def run_planned(session: Session, plan: TopicPlan, specs: list[runner.TestSpec],
                 ref: ModuleType) -> list[runner.TestResult]:
     """Run a topic's tests against a loaded submission with the plan (steps 1-3 above)."""
+    if plan.ref is not None:
+        ref = plan.ref
     try:
         session.forget()
     except SubmissionFault:
@@ -263,8 +362,40 @@ def run_planned(session: Session, plan: TopicPlan, specs: list[runner.TestSpec],
             session.charge(sum(replies.seconds[start:stop]))
             results.append(runner.TestResult(spec, True, "", 0.0))
             continue
-        results.append(_run_fed(session, plan, replies, spec, ref))
+        key = _verdict_key(session, plan, replies, spec.name, start, stop)
+        seen = plan.verdicts.get(key) if key else None
+        if seen is not None and session.affordable([replies.seconds[i] for i in seen[2]]):
+            # This test ran before on exactly these replies, asking nothing else: the same
+            # deterministic test gives the same verdict (a stub's NotImplementedError, say).
+            session.charge(sum(replies.seconds[i] for i in seen[2]))
+            results.append(runner.TestResult(spec, seen[0], seen[1], 0.0))
+            continue
+        live, generation, used = session.live_calls, session.generation, len(session.fed_log)
+        result = _run_fed(session, plan, replies, spec, ref)
+        if (key and session.live_calls == live and session.generation == generation
+                and session.pipeline_alive(replies) and len(plan.verdicts) < plan.MAX_VERDICTS):
+            plan.verdicts[key] = (result.passed, result.message,
+                                  tuple(session.fed_log[used:]))
+        del session.fed_log[used:]
+        results.append(result)
     return results
+
+
+def _verdict_key(session: Session, plan: TopicPlan, replies: Pipelined, name: str, start: int,
+                 stop: int) -> tuple[str, bytes] | None:
+    """The key of a test's verdict on its replies, if they may stand for the test: all run,
+    none failed, from a worker still alive, and no call of a function barred since."""
+    window = replies.replies[start:stop]
+    if (None in window or not session.pipeline_alive(replies)
+            or (replies.failed_at is not None and start <= replies.failed_at < stop)):
+        return None
+    if session.timed_out and any(c.key in session.timed_out for c in plan.calls[start:stop]):
+        return None
+    digest = hashlib.sha256()
+    for body in window:
+        digest.update(len(body).to_bytes(8, "little"))
+        digest.update(body)
+    return name, digest.digest()
 
 
 def _as_if_live(session: Session, plan: TopicPlan, replies: Pipelined, start: int,
@@ -284,7 +415,7 @@ def _run_fed(session: Session, plan: TopicPlan, replies: Pipelined, spec: runner
         session.feed(plan.calls, replies, start, stop)
         try:
             return runner.run_test(session, dataclasses.replace(
-                spec, fn=_replayer(spec.fn, examples)), ref)
+                spec, fn=_replayer(spec.fn, examples, session)), ref)
         except Diverged:
             pass
         finally:

@@ -347,6 +347,8 @@ class Session:
         self.source_generation = 0  # the worker generation that produced the latest reply
         self.recorder: list[Call] | None = None  # autograder.plan records a reference run here
         self._planned: set[tuple[int, str]] = set()  # (worker generation, topic) plans sent
+        self.live_calls = 0  # requests sent one at a time (not answered from a pipeline)
+        self.fed_log: list[int] = []  # the pipelined replies used, in order
         self._worker_epoch = -1
         self._feed: list | None = None
 
@@ -406,6 +408,7 @@ class Session:
 
     def _exchange(self, frame: bytes, where: str, timeout: float | None) -> bytes:
         """Send one request frame and return the reply's body, within the call's limits."""
+        self.live_calls += 1
         if self.spent >= self.limits.submission_seconds:
             raise BudgetExhausted(f"{where}: not run, the submission used up its "
                                   f"{self.limits.submission_seconds:g} s")
@@ -615,6 +618,14 @@ class Session:
         """
         self._feed = None if calls is None or replies is None else [calls, replies, start, stop]
 
+    def feed_position(self) -> int | None:
+        return None if self._feed is None else self._feed[2]
+
+    def rewind(self, position: int | None) -> None:
+        """Feed again from ``position`` (a re-run of a failing example asks the same)."""
+        if self._feed is not None and position is not None:
+            self._feed[2] = position
+
     def _fed(self, req: dict, frame: bytes, where: str) -> bytes | None:
         if self._feed is None:
             return None
@@ -640,6 +651,7 @@ class Session:
             raise BudgetExhausted(f"{where}: not run, the submission used up its "
                                   f"{self.limits.submission_seconds:g} s")
         self.charge(replies.seconds[i])
+        self.fed_log.append(i)
         if replies.failed_at == i:
             self._feed = None
             raise replies.failure

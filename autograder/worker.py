@@ -69,6 +69,7 @@ class Server:
         #: Seconds spent dispatching requests (student code, mostly): a statistic for the
         #: throughput benchmark, read back with the ``busy`` op. Never part of a verdict.
         self.busy = 0.0
+        self._exceptions: dict[tuple, bytes] = {}
 
     # -- values crossing in: tensors are rebuilt with torch, handles looked up
     def _tensor(self, data: Any, tag: dict) -> Any:
@@ -133,9 +134,30 @@ class Server:
             finally:
                 self.busy += time.perf_counter() - t0
         except BaseException as exc:  # noqa: BLE001 - sys.exit in student code is a result too
-            self.sock.sendall(codec.encode({"exc": _describe(exc, self.sub_dir)}))
+            self.sock.sendall(self._exception_frame(exc))
             return
         self.respond(value, keep=keep)
+
+    def _exception_frame(self, exc: BaseException) -> bytes:
+        """The reply for an exception, made once per distinct exception and place.
+
+        A stub raises the same NotImplementedError from the same line thousands of times per
+        submission; describing it (its traceback's source lines, the encoding) was most of
+        the worker's time then.
+        """
+        try:
+            message = str(exc)
+        except Exception:  # noqa: BLE001 - _describe says so in the reply
+            message = None
+        where = tuple((f.f_code.co_filename, lineno, f.f_code.co_name)
+                      for f, lineno in traceback.walk_tb(exc.__traceback__))
+        key = (type(exc), message, where)
+        frame = self._exceptions.get(key) if message is not None else None
+        if frame is None:
+            frame = codec.encode({"exc": _describe(exc, self.sub_dir)})
+            if message is not None and len(self._exceptions) < 1024:
+                self._exceptions[key] = frame
+        return frame
 
     def run_plan(self, topic: str) -> None:
         """Answer a topic's recorded requests, decoded by the zygote before the fork.

@@ -33,10 +33,10 @@ def _warm_up() -> None:
     torch.fx's symbolic shapes and sympy, decompositions pull in torch._dynamo): ~1100 modules,
     3-6 s on these machines, paid by every forked worker otherwise, which made correct
     meta-device and op-count code time out under load (hostile battery: the correct
-    submission lost points). Then a few single-threaded ops (:func:`_warm_ops`). Done just
-    before the second fork, where no call is being timed: a slot still
-    answers its first fork at once (`course check`, and the sandbox tests that time a slot's
-    first call), and every later worker starts warm.
+    submission lost points). Then a few single-threaded ops (:func:`_warm_ops`). Done when a
+    batch's plan arrives, or else just before the second fork, where no call is being timed:
+    a slot still answers its first fork at once (`course check`, and the sandbox tests that
+    time a slot's first call), and every later worker starts warm.
     """
     if "torch" not in sys.modules:
         return
@@ -182,7 +182,7 @@ def main() -> None:
     isolation.become_subreaper()
 
     ctl.sendall(b'{"ready": true}\n')
-    uid, forks = None, 0
+    uid, forks, warm = None, 0, False
     while True:
         msg, fds, _flags, _addr = socket.recv_fds(ctl, 1 << 16, 1)
         if not msg:  # the grader is gone: take what its submissions left with us
@@ -193,8 +193,9 @@ def main() -> None:
         cmd = json.loads(msg)
         if cmd["op"] == "fork":
             uid = cmd.get("uid")
-            if forks == 1:
+            if forks == 1 and not warm:
                 _warm_up()
+                warm = True
             forks += 1
             pid = os.fork()
             if pid == 0:
@@ -217,6 +218,9 @@ def main() -> None:
                     reply = {"counts": worker.predecode(f.read(), cmd["counts"])}
             except Exception as exc:  # noqa: BLE001 - the grader then sends frames instead
                 reply = {"error": f"{type(exc).__name__}: {exc}"}
+            if not warm:  # part of the batch's set-up, not of its first submission
+                _warm_up()
+                warm = True
         elif cmd["op"] == "exit":
             _kill_strays()
             return

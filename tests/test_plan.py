@@ -37,6 +37,9 @@ def nap(x):
 
 def pad(x):
     return "x" * 1000
+
+def boom(x):
+    raise ValueError(f"bad {x}")
 """
 
 
@@ -62,6 +65,16 @@ def test_pipelined_replies_answer_the_calls_in_order(session):
     out = session.pipeline([_call("fast", i) for i in range(300)])
     assert out.failed_at is None
     assert _values(session, out.replies) == [i + 1 for i in range(300)]
+
+
+def test_each_exception_is_described_by_its_own_message(session):
+    """The worker keeps the reply of an exception it already described (a stub raises the
+    same one thousands of times): the same exception gives the same bytes, another its own."""
+    out = session.pipeline([_call("boom", 1), _call("boom", 1), _call("boom", 2)])
+    assert out.replies[0] == out.replies[1] != out.replies[2]
+    for body, text in zip(out.replies, ("bad 1", "bad 1", "bad 2")):
+        with pytest.raises(sandbox.StudentException, match=text):
+            session._interpret(body, "m.boom")
 
 
 def test_a_hang_is_blamed_on_the_call_that_hung(session):

@@ -116,6 +116,7 @@ class NotebookSession:
 
     generation = 1  # objects never outlive a worker here: there is no worker to restart
     source_generation = 1
+    refusals = 0
 
     def __init__(self, topic: str, namespace: dict[str, Any], call_seconds: float = 10.0) -> None:
         self.topic = topic

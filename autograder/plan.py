@@ -58,7 +58,7 @@ class TopicPlan:
     verdicts: dict[tuple[str, bytes], tuple[bool, str, tuple[int, ...]]] = field(
         default_factory=dict)
 
-    MAX_VERDICTS = 200_000
+    MAX_VERDICTS = 20_000  # per topic: memory stays bounded as a class grows
 
 
 @dataclass
@@ -365,15 +365,18 @@ def run_planned(session: Session, plan: TopicPlan, specs: list[runner.TestSpec],
         key = _verdict_key(session, plan, replies, spec.name, start, stop)
         seen = plan.verdicts.get(key) if key else None
         if seen is not None and session.affordable([replies.seconds[i] for i in seen[2]]):
-            # This test ran before on exactly these replies, asking nothing else: the same
-            # deterministic test gives the same verdict (a stub's NotImplementedError, say).
+            # This test ran before on exactly these replies, asking nothing else and refused
+            # nothing: the same deterministic test gives the same verdict (a stub's
+            # NotImplementedError, say).
             session.charge(sum(replies.seconds[i] for i in seen[2]))
             results.append(runner.TestResult(spec, seen[0], seen[1], 0.0))
             continue
-        live, generation, used = session.live_calls, session.generation, len(session.fed_log)
+        live, refused = session.live_calls, session.refusals
+        generation, used = session.generation, len(session.fed_log)
         result = _run_fed(session, plan, replies, spec, ref)
-        if (key and session.live_calls == live and session.generation == generation
-                and session.pipeline_alive(replies) and len(plan.verdicts) < plan.MAX_VERDICTS):
+        if (key and session.live_calls == live and session.refusals == refused
+                and session.generation == generation and session.pipeline_alive(replies)
+                and len(plan.verdicts) < plan.MAX_VERDICTS):
             plan.verdicts[key] = (result.passed, result.message,
                                   tuple(session.fed_log[used:]))
         del session.fed_log[used:]

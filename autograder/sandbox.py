@@ -348,6 +348,9 @@ class Session:
         self.recorder: list[Call] | None = None  # autograder.plan records a reference run here
         self._planned: set[tuple[int, str]] = set()  # (worker generation, topic) plans sent
         self.live_calls = 0  # requests sent one at a time (not answered from a pipeline)
+        #: calls refused for the session's own state (budget spent, function barred, import
+        #: failed): a verdict met with one is not the replies' alone (autograder.plan)
+        self.refusals = 0
         self.fed_log: list[int] = []  # the pipelined replies used, in order
         self._worker_epoch = -1
         self._feed: list | None = None
@@ -648,6 +651,7 @@ class Session:
                 return None
         if self.spent >= self.limits.submission_seconds:
             self._feed = None
+            self.refusals += 1
             raise BudgetExhausted(f"{where}: not run, the submission used up its "
                                   f"{self.limits.submission_seconds:g} s")
         self.charge(replies.seconds[i])
@@ -687,6 +691,7 @@ class Session:
     def load(self, module: str) -> None:
         """Import a topic module in the worker; ``ImportFailed`` (cached) if it cannot."""
         if module in self.failed_imports:
+            self.refusals += 1
             raise ImportFailed(self.failed_imports[module])
         self._ensure_worker()
         if module in self.loaded:
@@ -716,6 +721,7 @@ class Session:
         where = f"{module}.{name}" if op != "method" else f"{module}.{name} (method)"
         key = f"{module}.{name}"
         if key in self.timed_out:
+            self.refusals += 1
             raise CallTimeout(self.timed_out[key])
         self.load(module)
         req = {"op": op, "module": module, "name": name, "args": list(args),

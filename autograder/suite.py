@@ -116,6 +116,7 @@ class RemoteObject:
 
     def _check_alive(self) -> None:
         if self._session.generation != self._generation:
+            self._session.refusals += 1
             raise WorkerDied(f"{self._label} was lost when the worker restarted after a failure")
 
     def call(self, method: str, *args: Any, keep: bool = False, **kwargs: Any) -> Any:

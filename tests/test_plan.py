@@ -357,3 +357,24 @@ def test_a_topic_whose_import_finds_the_budget_spent_fails_and_grading_goes_on(s
         s.close()
     assert results and not any(r.passed for r in results)
     assert "used up" in why and all("used up" in r.message for r in results)
+
+
+def test_a_verdict_met_with_a_refusal_is_not_given_to_another_submission(slot, plans):
+    """Red team (round 2): a submission out of budget failed a test on replies another
+    submission shared, and the cached failure was then given to that other submission."""
+    topic = "ex01_vectors"
+    code = solution_source(topic) + (
+        "\n_dot = dot\n\ndef dot(u, v):\n    return _dot(u, v) * (1 + 2**-50)\n")
+    results = {}
+    for who in ("spent", "fresh"):
+        s = Session(slot, {topic: code.encode()})
+        try:
+            s.load(topic)
+            if who == "spent":
+                s.spent = s.limits.submission_seconds - 1e-3
+            results[who] = plan.run_planned(s, plans[topic], runner.collect(topic),
+                                            runner.reference(topic))
+        finally:
+            s.close()
+    assert any("used up" in r.message for r in results["spent"])
+    assert [r.message for r in results["fresh"] if not r.passed] == []

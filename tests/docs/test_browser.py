@@ -13,7 +13,6 @@ import functools
 import http.server
 import subprocess
 import threading
-import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -167,29 +166,27 @@ def test_every_page_renders_offline(built_site, server, browser):
     assert not watch.problems, "\n".join(watch.problems[:20])
 
 
+SEARCH_READY = """() => {
+  const meta = document.querySelector('.md-search-result__meta');
+  return meta !== null && !/Initializing/i.test(meta.textContent);
+}"""
+
+
 def test_search_finds_the_softmax_lesson(built_site, server, browser):
     context = browser.new_context()
     watch = Watch(context)
     page = context.new_page()
     watch.attach(page, "search")
     page.goto(server, wait_until="load")
-    from playwright.sync_api import TimeoutError as PlaywrightTimeout
-
     page.click("label.md-search__icon, .md-search__input")
-    # Lunr builds its index in a web worker; on a loaded machine a query typed before it is
-    # ready can go unanswered (the fresh-clone check saw no results in 60 s): type it again.
-    links: list[str] = []
-    deadline = time.monotonic() + 120
-    while not links and time.monotonic() < deadline:
-        page.fill("input.md-search__input", "")
-        page.fill("input.md-search__input", "softmax")
-        try:
-            page.wait_for_selector(".md-search-result__item a", state="attached", timeout=10_000)
-        except PlaywrightTimeout:
-            continue
-        links = page.eval_on_selector_all(".md-search-result__item a",
-                                          "els => els.map(a => a.href)")
+    # mkdocs-material reads the query on the worker's "ready" message, on focus and on keyup,
+    # never on "input": a query set with fill() while the index was still being built went
+    # unseen on a loaded CI machine. Wait for the index, then type real keys.
+    page.wait_for_function(SEARCH_READY, timeout=120_000)
+    page.locator("input.md-search__input").press_sequentially("softmax")
+    page.wait_for_selector(".md-search-result__item a", state="attached", timeout=60_000)
+    links = page.eval_on_selector_all(".md-search-result__item a", "els => els.map(a => a.href)")
     context.close()
-    assert any("lessons/03-softmax/" in href for href in links), links
+    assert any("lessons/03-softmax/" in href for href in links), (links, watch.problems)
     assert not watch.external, watch.external
     assert not watch.problems, "\n".join(watch.problems)

@@ -286,6 +286,63 @@ def enter(cmd: dict) -> dict:
     return applied
 
 
+#: Kernel keyrings are per uid, not per namespace: two submissions of one slot (or, without
+#: root, of one user) could pass code to each other through ``add_key``/``keyctl`` (red team).
+#: Nothing a submission needs uses them, so the worker's seccomp filter refuses them.
+_KEYRING_SYSCALLS = {
+    # machine: (AUDIT_ARCH_*, (add_key, request_key, keyctl))
+    "x86_64": (0xC000003E, (248, 249, 250)),
+    "aarch64": (0xC00000B7, (217, 218, 219)),
+}
+PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 38, 22, 2
+
+
+class _SockFilter(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8),
+                ("k", ctypes.c_uint32)]
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(_SockFilter))]
+
+
+def keyring_filter(machine: str) -> list[tuple[int, int, int, int]]:
+    """The classic-BPF seccomp program refusing the keyring system calls, as (code, jt, jf, k).
+
+    Any other architecture's calls (i386 ``int 0x80`` from a 64-bit process, x32) are refused
+    too: their numbers differ, so the list below could not be trusted for them.
+    """
+    arch, calls = _KEYRING_SYSCALLS[machine]
+    ld_w_abs, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06
+    allow, eperm = 0x7FFF0000, 0x00050000 | 1  # SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO | EPERM
+    prog = [(ld_w_abs, 0, 0, 4),  # seccomp_data.arch
+            (jeq, 1, 0, arch),
+            (ret, 0, 0, eperm),
+            (ld_w_abs, 0, 0, 0)]  # seccomp_data.nr
+    prog.append((jge, len(calls) + 1, 0, 0x40000000))  # the x32 ABI's numbers: refused
+    for i, nr in enumerate(calls):
+        prog.append((jeq, len(calls) - i, 0, nr))  # to the final "refuse"
+    prog += [(ret, 0, 0, allow), (ret, 0, 0, eperm)]
+    return prog
+
+
+def block_keyrings() -> bool:
+    """Refuse ``add_key``, ``request_key`` and ``keyctl`` (EPERM) in this process and its
+    children, for good. Needs no privilege (``PR_SET_NO_NEW_PRIVS`` first). False where the
+    machine's architecture is not known here or the kernel refuses the filter.
+    """
+    machine = os.uname().machine
+    if machine not in _KEYRING_SYSCALLS:
+        return False
+    prog = keyring_filter(machine)
+    filters = (_SockFilter * len(prog))(*(_SockFilter(*ins) for ins in prog))
+    fprog = _SockFprog(len(prog), filters)
+    libc = _libc_handle()
+    if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+        return False
+    return libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) == 0
+
+
 def nproc_cap(n: int) -> int:
     """RLIMIT_NPROC counts every process of the uid: as a shared uid, leave room for the rest."""
     if is_root():

@@ -334,6 +334,7 @@ def child_main(fd: int, cmd: dict) -> None:
         # Die with the zygote (set after the uid change, which clears it): a grader killed
         # with SIGKILL must not leave a worker spinning in student code.
         isolation.die_with_parent()
+        isolation.block_keyrings()  # per-uid kernel state another submission could read
         if os.getppid() != zygote:
             os._exit(70)
         os.chdir(sub_dir)

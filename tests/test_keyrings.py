@@ -1,0 +1,105 @@
+"""Kernel keyrings are per uid, not per namespace: the worker refuses them.
+
+Red team: a submission stored its solution with ``add_key`` in the slot uid's user keyring, and
+the next submission graded on that slot read it back with ``keyctl`` and scored with it. The
+worker's seccomp filter (:func:`autograder.isolation.block_keyrings`) now refuses ``add_key``,
+``request_key`` and ``keyctl`` with EPERM, as root or not.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+
+import pytest
+
+from autograder import isolation
+from autograder.sandbox import Limits, Session, Slot
+
+pytestmark = pytest.mark.skipif(os.uname().machine not in isolation._KEYRING_SYSCALLS,
+                                reason="the keyring filter knows x86_64 and aarch64 only")
+
+#: add_key and keyctl's numbers, as a submission would find them.
+CALLS = '''
+import ctypes, os
+
+_libc = ctypes.CDLL(None, use_errno=True)
+_NR = {"x86_64": (248, 250), "aarch64": (217, 219)}[os.uname().machine]
+_USER_KEYRING = ctypes.c_long(-4)  # KEY_SPEC_USER_KEYRING
+
+def add_key(name, payload):
+    ctypes.set_errno(0)
+    data = payload.encode()
+    r = _libc.syscall(ctypes.c_long(_NR[0]), b"user", name.encode(), data,
+                      ctypes.c_size_t(len(data)), _USER_KEYRING)
+    return [r, ctypes.get_errno()]
+
+def search(name):
+    ctypes.set_errno(0)
+    r = _libc.syscall(ctypes.c_long(_NR[1]), ctypes.c_long(10), _USER_KEYRING,  # KEYCTL_SEARCH
+                      b"user", name.encode(), ctypes.c_long(0))
+    return [r, ctypes.get_errno()]
+'''
+
+
+def _in_child(filtered: bool) -> list[int]:
+    """add_key then keyctl(SEARCH) in a forked child, with or without the filter."""
+    namespace: dict = {}
+    exec(CALLS, namespace)  # noqa: S102 - our own test code, run in a child
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(r)
+            ok = isolation.block_keyrings() if filtered else True
+            name = f"course-test-{os.getpid()}"
+            added = namespace["add_key"](name, "payload")
+            found = namespace["search"](name)
+            getpid_works = int(os.getpid() > 0)
+            os.write(w, json.dumps([int(ok), *added, *found, getpid_works]).encode())
+        finally:
+            os._exit(0)
+    os.close(w)
+    data = b""
+    while chunk := os.read(r, 4096):
+        data += chunk
+    os.close(r)
+    os.waitpid(pid, 0)
+    return json.loads(data)
+
+
+def test_the_filter_refuses_add_key_and_keyctl_and_nothing_else():
+    ok, added, add_errno, found, search_errno, getpid_works = _in_child(filtered=True)
+    assert ok == 1, "the kernel refused the seccomp filter"
+    assert (added, add_errno) == (-1, errno.EPERM)
+    assert (found, search_errno) == (-1, errno.EPERM)
+    assert getpid_works == 1
+
+
+def test_without_the_filter_keyrings_work_here():
+    """What the filter takes away (else the test above could pass for another reason)."""
+    _ok, added, add_errno, found, _search_errno, _ = _in_child(filtered=False)
+    if added < 0:
+        pytest.skip(f"keyrings are refused here anyway (errno {add_errno})")
+    assert found == added
+
+
+def test_a_worker_cannot_use_the_keyrings():
+    slot = Slot(0, Limits(call_seconds=30))
+    session = Session(slot, {"ex01_vectors": CALLS.encode()})
+    try:
+        session.load("ex01_vectors")
+        assert session.call("ex01_vectors", "add_key", ("rt:ex01_vectors", "def dot(): ...")) \
+            == [-1, errno.EPERM]
+        assert session.call("ex01_vectors", "search", ("rt:ex01_vectors",)) == [-1, errno.EPERM]
+    finally:
+        session.close()
+        slot.close()
+
+
+def test_the_program_checks_the_architecture_first():
+    prog = isolation.keyring_filter("x86_64")
+    assert prog[0] == (0x20, 0, 0, 4)  # load seccomp_data.arch
+    assert prog[1][3] == 0xC000003E and prog[2] == (0x06, 0, 0, 0x00050001)  # else EPERM
+    assert prog[-2] == (0x06, 0, 0, 0x7FFF0000) and prog[-1] == (0x06, 0, 0, 0x00050001)

@@ -6,6 +6,13 @@ for `course reset`), the `course` tooling (the ``autograder`` package **without*
 ``scripts/setup_docs.sh``), and a student README, Makefile and pyproject. What it never holds:
 ``solutions/``, the hidden suites, the repository's tests and the example class.
 
+The stubs are generated afresh from ``solutions/`` (:func:`autograder.stubs.generate_all`), never
+copied from the working tree's ``exercises/``, which an instructor may have filled in while
+trying the exercises. The lesson site's figures and GPT-2 table are drawn from the solutions, so
+the release ships them ready-made in ``docs/generated/`` (made by the site's build hook, run here
+with the solutions), and its ``mkdocs.yml`` watches no ``solutions/``: the hook of a repository
+without ``solutions/`` uses the shipped files instead of drawing them.
+
 The public tests compare with ``ref``, the reference solution, which a release cannot ship. So
 the build runs every public test against the solutions once, recording each reference value it
 uses (:mod:`autograder.recorded`), replays them to prove that the solutions pass with the
@@ -23,6 +30,8 @@ import json
 import os
 import re
 import shutil
+import subprocess
+import sys
 import tempfile
 import zipfile
 from pathlib import Path
@@ -46,7 +55,9 @@ class ReleaseError(RuntimeError):
 # ------------------------------------------------------------------ what is copied
 
 def _files(root: Path) -> list[tuple[str, Path]]:
-    """(path in the release, source file) of everything copied as is."""
+    """(path in the release, source file) of everything copied as is (not the stubs, which
+    are generated, nor ``mkdocs.yml``, ``.gitignore`` and ``docs/generated/``, which are
+    written for the release)."""
     out: list[tuple[str, Path]] = []
 
     def tree(rel: str, keep) -> None:
@@ -60,11 +71,10 @@ def _files(root: Path) -> list[tuple[str, Path]]:
             if keep(r):
                 out.append((r, p))
 
-    tree("exercises", lambda r: r.endswith(".py"))
     tree("autograder", lambda r: not r.startswith("autograder/suites/hidden")
          and not r.startswith("autograder/pristine") and r.endswith((".py", ".toml", ".md")))
     tree("docs", lambda r: not r.startswith(SKIP_DOCS))
-    for name in ("mkdocs.yml", ".gitignore", "scripts/setup_docs.sh"):
+    for name in ("scripts/setup_docs.sh",):
         if (root / name).is_file():
             out.append((name, root / name))
     return out
@@ -156,6 +166,59 @@ def student_pyproject(text: str) -> str:
     return new
 
 
+def student_mkdocs(text: str) -> str:
+    """The repository's mkdocs.yml without ``solutions`` under ``watch:`` (a release has no
+    ``solutions/``, and mkdocs refuses to watch a missing path)."""
+    return re.sub(r"(?m)^[ \t]+-[ \t]+['\"]?solutions/?['\"]?[ \t]*(#.*)?\n", "", text)
+
+
+def student_gitignore(text: str) -> str:
+    """The repository's .gitignore, minus ``docs/generated/``: a release ships those files (they
+    cannot be remade without the solutions), so a git repository of the release must keep them."""
+    return re.sub(r"(?m)^/?docs/generated/?[ \t]*\n", "", text)
+
+
+def release_stubs(root: Path = ROOT) -> tuple[dict[str, str], list[str]]:
+    """(file name -> stub text generated from ``solutions/``, the names whose ``exercises/``
+    file is missing or differs from that text).
+
+    Raises:
+        ReleaseError: a topic has no solution file, or its markers cannot make a stub.
+    """
+    missing = [t.filename for t in catalogue.topics() if not stubs.solution_path(t, root).is_file()]
+    if missing:
+        raise ReleaseError(f"solutions/ lacks {', '.join(missing)}: a release is built from the "
+                           "instructor's repository")
+    try:
+        made = {path.name: text for path, text in stubs.generate_all(root).items()}
+    except stubs.StubError as exc:
+        raise ReleaseError(f"cannot generate the stubs: {exc}") from None
+    differ = [name for name, text in made.items()
+              if not (root / "exercises" / name).is_file()
+              or (root / "exercises" / name).read_text("utf-8") != text]
+    return made, differ
+
+
+def generate_site_assets(dest: Path, root: Path = ROOT) -> None:
+    """Run the lesson site's build hook with the solutions, writing ``docs/generated/``'s files
+    (figures, GPT-2 table, exercise boxes, notebooks) into ``dest``.
+
+    A separate interpreter: the hook runs the notebooks (torch, matplotlib, ``os.chdir``), none of
+    which belongs in this process, and the repository's own ``docs/generated/`` stays untouched.
+
+    Raises:
+        ReleaseError: the hook fails (its output's tail is in the message).
+    """
+    hook = root / "docs" / "hooks" / "build_assets.py"
+    env = {k: v for k, v in os.environ.items() if k != "COURSE_FIGURES"}
+    proc = subprocess.run([sys.executable, str(hook), "--out", str(dest)], cwd=root, env=env,
+                          capture_output=True, text=True, timeout=900, check=False)
+    if proc.returncode != 0:
+        raise ReleaseError("the lesson site's figures and tables cannot be generated "
+                           f"({hook.relative_to(root)}):\n{(proc.stdout + proc.stderr)[-3000:]}")
+    (dest / ".stamp").unlink(missing_ok=True)  # the instructor's digest; a release never checks it
+
+
 # ------------------------------------------------------------------ recording
 
 def record_reference(root: Path = ROOT) -> dict[str, dict[str, bytes]]:
@@ -227,8 +290,10 @@ def secret_needles(root: Path = ROOT) -> dict[str, str]:
                 if seg:
                     needles[f"{path.relative_to(root)}: {node.name}"] = _squash(seg)
     # What students get anyway (a helper both suites share, a stub's signature) is no secret.
-    given = " ".join(_squash(f.read_text("utf-8")) for d in ("exercises",
-                     "autograder/suites/public") for f in sorted((root / d).glob("*.py")))
+    # The stubs as generated, not exercises/: a filled-in exercises/ would hide every body.
+    given = " ".join([_squash(text) for text in stubs.generate_all(root).values()]
+                     + [_squash(f.read_text("utf-8")) for f in
+                        sorted((root / "autograder" / "suites" / "public").glob("*.py"))])
     return {k: v for k, v in needles.items() if len(v) >= MIN_NEEDLE and v not in given}
 
 
@@ -271,15 +336,26 @@ def scan(release: Path, root: Path = ROOT) -> list[str]:
 
 # ------------------------------------------------------------------ build
 
-def build(out: Path, *, root: Path = ROOT, force: bool = False) -> Path:
+def build(out: Path, *, root: Path = ROOT, force: bool = False, warn=None) -> Path:
     """Write the student release into ``out`` (see the module doc).
 
+    ``warn(message)`` is called (default: printed to stderr) when the working tree's
+    ``exercises/`` differs from the stubs generated from ``solutions/`` (the release uses the
+    generated ones).
+
     Raises:
-        ReleaseError: ``out`` is not empty (without ``force``), the solutions fail their public
-            tests, a value cannot be recorded, or the scan finds a leak.
+        ReleaseError: ``out`` is not empty (without ``force``), a stub cannot be generated, the
+            solutions fail their public tests, a value cannot be recorded, the site's figures
+            cannot be drawn, or the scan finds a leak.
     """
     if out.exists() and (not out.is_dir() or any(out.iterdir())) and not force:
         raise ReleaseError(f"{out} exists and is not empty (use --force to replace it)")
+    made, differ = release_stubs(root)
+    if differ:
+        message = (f"course release: exercises/ differs from the stubs generated from solutions/ "
+                   f"({', '.join(differ)}); the release holds freshly generated stubs (run "
+                   "`course stubs` to make exercises/ match)")
+        (warn or (lambda m: print(m, file=sys.stderr)))(message)
     stores = record_reference(root)
     out.parent.mkdir(parents=True, exist_ok=True)
     stage = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
@@ -288,11 +364,17 @@ def build(out: Path, *, root: Path = ROOT, force: bool = False) -> Path:
             dest = stage / rel
             dest.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(src, dest)
-        for t in catalogue.topics():  # pristine stubs, for `course reset`
-            stub = root / "exercises" / t.filename
-            if stub.is_file():
-                (stage / "autograder" / "pristine").mkdir(parents=True, exist_ok=True)
-                shutil.copy2(stub, stage / "autograder" / "pristine" / t.filename)
+        # The stubs, and their pristine copies for `course reset`: generated, never copied.
+        for folder in ("exercises", "autograder/pristine"):
+            (stage / folder).mkdir(parents=True, exist_ok=True)
+            for name, text in made.items():
+                (stage / folder / name).write_text(text, encoding="utf-8")
+        (stage / "mkdocs.yml").write_text(
+            student_mkdocs((root / "mkdocs.yml").read_text("utf-8")), encoding="utf-8")
+        if (root / ".gitignore").is_file():
+            (stage / ".gitignore").write_text(
+                student_gitignore((root / ".gitignore").read_text("utf-8")), encoding="utf-8")
+        generate_site_assets(stage / "docs" / "generated", root)
         recorded.write(stage / RECORDINGS, stores)
         (stage / "README.md").write_text(STUDENT_README, encoding="utf-8")
         (stage / "Makefile").write_text(STUDENT_MAKEFILE, encoding="utf-8")

@@ -4,7 +4,9 @@ The release is scanned (every file, zip members included) for every solution bod
 hidden test's source. Then it is installed into a fresh venv (``pip install --no-deps -e``; the
 venv reaches this interpreter's packages, torch and numpy, through a ``.pth`` line, so nothing is
 downloaded, while the release's own ``autograder`` comes first) and `course check` runs there:
-1 on the stubs, 0 on a copy of the solutions.
+1 on the stubs, 0 on a copy of the solutions. The release's stubs are generated from the
+solutions whatever the working tree's ``exercises/`` holds, and its lesson site builds without
+the solutions, from the figures and tables the release ships.
 """
 
 from __future__ import annotations
@@ -83,9 +85,65 @@ def test_layout(built):
     for lesson in ("docs/lessons", "mkdocs.yml", "README.md", "Makefile", "pyproject.toml"):
         assert (built / lesson).exists(), lesson
     for absent in ("solutions", "autograder/suites/hidden", "tests", "examples",
-                   "docs/generated"):
+                   "docs/generated/.stamp", "docs/assets/vendor"):
         assert not (built / absent).exists(), absent
     assert not list(built.rglob("__pycache__"))
+    # the site's assets drawn from the solutions are shipped ready-made
+    assert (built / "docs" / "generated" / "gpt2-matmuls.md").is_file()
+    assert list((built / "docs" / "generated" / "figures").glob("*.svg"))
+
+
+def _repo_copy(dest: Path) -> Path:
+    """The parts of the repository a release is built from, copied (without build outputs)."""
+    skip = shutil.ignore_patterns("__pycache__", ".pytest_cache", ".hypothesis")
+    for folder in ("autograder", "solutions", "exercises", "scripts"):
+        shutil.copytree(ROOT / folder, dest / folder, ignore=skip)
+    shutil.copytree(ROOT / "docs", dest / "docs", ignore=shutil.ignore_patterns(
+        "__pycache__", "generated", "vendor"))
+    for name in ("mkdocs.yml", "pyproject.toml", ".gitignore"):
+        shutil.copy2(ROOT / name, dest / name)
+    return dest
+
+
+def test_a_filled_in_exercises_folder_never_reaches_the_release(tmp_path, monkeypatch):
+    """The stubs in exercises/ and autograder/pristine/ are generated from the solutions, and a
+    warning says so, even when the instructor's exercises/ holds working code."""
+    repo = _repo_copy(tmp_path / "repo")
+    (repo / "exercises" / "ex03_softmax.py").write_text(solution_source("ex03_softmax"), "utf-8")
+    # Not what this test is about, and slow: record nothing, draw no figures.
+    monkeypatch.setattr(release, "record_reference", lambda root: {})
+    monkeypatch.setattr(release, "generate_site_assets",
+                        lambda dest, root: (dest / "figures").mkdir(parents=True))
+    warnings: list[str] = []
+    out = release.build(tmp_path / "out", root=repo, warn=warnings.append)
+
+    assert len(warnings) == 1 and "ex03_softmax.py" in warnings[0], warnings
+    assert "freshly generated stubs" in warnings[0]
+    want = {path.name: text for path, text in stubs.generate_all(repo).items()}
+    assert len(want) == len(catalogue.topics())
+    for folder in ("exercises", "autograder/pristine"):
+        got = {p.name: p.read_text("utf-8") for p in (out / folder).glob("*.py")}
+        assert got == want, folder
+    body = _squash(stubs.solution_bodies(solution_source("ex03_softmax"))[0])
+    assert not [p for p in out.rglob("*.py") if body in _squash(p.read_text("utf-8"))]
+    # the filled-in exercises/ does not pass the solution bodies off as given to students
+    assert any(k.startswith("solutions/ex03_softmax.py") for k in release.secret_needles(repo))
+    assert release.scan(out, repo) == []
+
+
+def test_the_release_gitignore_keeps_the_shipped_generated_files():
+    text = (ROOT / ".gitignore").read_text("utf-8")
+    student = release.student_gitignore(text)
+    assert "docs/generated" in text and "docs/generated" not in student
+    assert student.count("\n") == text.count("\n") - 1
+
+
+def test_the_release_mkdocs_yml_watches_no_solutions_folder():
+    text = (ROOT / "mkdocs.yml").read_text("utf-8")
+    student = release.student_mkdocs(text)
+    assert re.search(r"(?m)^\s+- solutions\s*$", text)  # else this test checks nothing
+    assert not re.search(r"(?m)^\s+- solutions", student)
+    assert student.count("\n") == text.count("\n") - 1  # that one line, nothing else
 
 
 @pytest.mark.slow
@@ -118,6 +176,48 @@ def test_the_scan_catches_a_planted_leak(built, tmp_path):
     found = release.scan(copy)
     assert any("ex03_softmax.py: solutions/ex03_softmax.py: solution body" in f for f in found)
     assert any("notes.zip!notes.py" in f and name.split(".")[1] in f for f in found), found
+
+
+@pytest.mark.slow
+def test_the_release_builds_its_lesson_site_from_the_shipped_figures(built, tmp_path):
+    """`mkdocs build --strict` in the release (no solutions/): the hook uses the shipped
+    docs/generated/ (figures, GPT-2 table) and regenerates nothing; without a shipped figure it
+    stops with a message naming it, rather than drawing one from the stubs."""
+    from tests.docs.conftest import mkdocs_env
+
+    repo = shutil.copytree(built, tmp_path / "student-repo")  # the shared one stays as built
+    # MathJax is vendored from npm by scripts/setup_docs.sh: reuse the repository's copy.
+    subprocess.run(["bash", str(ROOT / "scripts" / "setup_docs.sh")], check=True, cwd=ROOT)
+    shutil.copytree(ROOT / "docs" / "assets" / "vendor", repo / "docs" / "assets" / "vendor")
+    shipped = {p.name: p.read_bytes() for p in (repo / "docs" / "generated").rglob("*")
+               if p.is_file()}
+
+    def mkdocs(site: Path) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-f",
+                               str(repo / "mkdocs.yml"), "-d", str(site)], cwd=repo,
+                              env=mkdocs_env(), capture_output=True, text=True, timeout=600,
+                              check=False)
+
+    proc = mkdocs(tmp_path / "site")
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-6000:]
+    assert "using the figures and tables shipped" in proc.stderr
+    site = tmp_path / "site"
+    figures = sorted({m for page in (repo / "docs" / "lessons").glob("*.md") for m in
+                      re.findall(r"generated/figures/([\w.-]+\.svg)", page.read_text("utf-8"))})
+    assert len(figures) >= 7
+    for name in figures:
+        assert (site / "generated" / "figures" / name).read_bytes() == shipped[name], name
+    # the GPT-2 table, made from solutions.ex02_projections, is on its page
+    assert "38,597,376" in (site / "lessons" / "02-projections" / "index.html").read_text("utf-8")
+    assert {p.name: p.read_bytes() for p in (repo / "docs" / "generated").rglob("*")
+            if p.is_file()} == shipped  # nothing regenerated
+    assert release.scan(site) == []
+
+    (repo / "docs" / "generated" / "figures" / figures[0]).unlink()
+    broken = mkdocs(tmp_path / "site2")
+    assert broken.returncode != 0
+    assert figures[0] in broken.stdout + broken.stderr
+    assert not (repo / "docs" / "generated" / "figures" / figures[0]).exists()
 
 
 def _fresh_venv(where: Path) -> Path:

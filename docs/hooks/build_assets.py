@@ -12,6 +12,13 @@ Runs before every build (``on_pre_build``) and writes into ``docs/generated/`` (
 
 Files are rewritten only when their bytes change (``mkdocs serve`` watches ``docs/``), and the
 whole step is skipped when none of its inputs changed since the last run.
+
+A student release (``course release``) has no ``solutions/``: the figures and the GPT-2 table
+cannot be made there (drawn from the stubs they would fail, or worse, show a student's bugs as
+the course's pictures). ``course release`` therefore runs this generation with the solutions
+(``python docs/hooks/build_assets.py --out RELEASE/docs/generated``) and ships the result; in a
+repository without ``solutions/`` the hook regenerates nothing and only checks that every
+generated file the pages use is there.
 """
 
 from __future__ import annotations
@@ -229,7 +236,7 @@ def draw_figures(staging: Path, topics: list) -> None:
         os.environ.pop("COURSE_FIGURES", None)
 
 
-def write_notebooks(topics: list) -> None:
+def write_notebooks(topics: list, dest: Path = GENERATED) -> None:
     import jupytext
 
     for topic in topics:
@@ -242,7 +249,7 @@ def write_notebooks(topics: list) -> None:
         }
         nb.metadata.pop("jupytext", None)
         text = jupytext.writes(nb, fmt="ipynb")
-        write_if_changed(GENERATED / "notebooks" / f"{script.stem}.ipynb", text)
+        write_if_changed(dest / "notebooks" / f"{script.stem}.ipynb", text)
 
 
 def sync_dir(staging: Path, dest: Path) -> None:
@@ -255,21 +262,74 @@ def sync_dir(staging: Path, dest: Path) -> None:
             p.unlink()
 
 
-def generate(force: bool = False) -> None:
-    stamp = GENERATED / ".stamp"
+def has_solutions() -> bool:
+    """True in the instructor's repository; False in a student release (no ``solutions/``)."""
+    return (ROOT / "solutions").is_dir()
+
+
+def missing_shipped(dest: Path = GENERATED) -> list[str]:
+    """The generated files that the pages use but ``dest`` lacks (empty: all there).
+
+    "Used" means named as ``generated/…`` (a figure, a notebook, an included fragment) in any
+    Markdown page of ``docs/``, the generated fragments included; plus the GPT-2 table, the
+    reference table and each topic's exercise box and notebook, which the pages need whatever
+    their wording.
+    """
+    topics = load_catalogue()
+    wanted = {"gpt2-matmuls.md", "reference-modules.md"}
+    wanted |= {f"exercise-{t.module}.md" for t in topics}
+    wanted |= {f"notebooks/{notebook_for(t).stem}.ipynb" for t in topics}
+    pages = [p for p in DOCS.rglob("*.md") if GENERATED not in p.parents]
+    pages += sorted(dest.glob("*.md"))
+    for page in pages:
+        text = page.read_text(encoding="utf-8")
+        wanted |= set(re.findall(r"generated/([\w][\w./-]*\.(?:svg|png|md|ipynb))", text))
+    return sorted(w for w in wanted if not (dest / w).is_file())
+
+
+def use_shipped(dest: Path = GENERATED) -> None:
+    """In a release: keep the shipped ``dest`` as it is, after checking nothing is missing.
+
+    Raises:
+        mkdocs.exceptions.PluginError: a generated file the pages use is missing (it can only
+            be made where the solutions are, so the message says where to get it).
+    """
+    missing = missing_shipped(dest)
+    if missing:
+        from mkdocs.exceptions import PluginError
+
+        raise PluginError(
+            f"no solutions/ folder, so {dest}/ cannot be regenerated, and it "
+            f"lacks {', '.join(missing)}: restore it from the release (`git checkout -- "
+            f"docs/generated`) or ask the instructor for a fresh `course release`"
+        )
+    log.info("no solutions/ folder: using the figures and tables shipped in docs/generated/")
+
+
+def generate(force: bool = False, dest: Path = GENERATED) -> None:
+    """Write every generated file into ``dest`` (default ``docs/generated/``).
+
+    Without ``solutions/`` (a student release) nothing is generated: the shipped files are
+    checked instead (:func:`use_shipped`). Otherwise the step is skipped when the inputs'
+    digest matches ``dest/.stamp`` (unless ``force``).
+    """
+    if not has_solutions():
+        use_shipped(dest)
+        return
+    stamp = dest / ".stamp"
     digest = inputs_digest()
     if not force and stamp.exists() and stamp.read_text() == digest:
         return
     topics = load_catalogue()
     with repo_on_path():
-        write_if_changed(GENERATED / "gpt2-matmuls.md", gpt2_matmul_table())
+        write_if_changed(dest / "gpt2-matmuls.md", gpt2_matmul_table())
     for topic in topics:
-        write_if_changed(GENERATED / f"exercise-{topic.module}.md", exercise_box(topic))
-    write_if_changed(GENERATED / "reference-modules.md", reference_modules(topics))
-    write_notebooks(topics)
+        write_if_changed(dest / f"exercise-{topic.module}.md", exercise_box(topic))
+    write_if_changed(dest / "reference-modules.md", reference_modules(topics))
+    write_notebooks(topics, dest)
     with tempfile.TemporaryDirectory() as tmp:
         draw_figures(Path(tmp), topics)
-        sync_dir(Path(tmp), GENERATED / "figures")
+        sync_dir(Path(tmp), dest / "figures")
     write_if_changed(stamp, digest)
 
 
@@ -288,5 +348,14 @@ def on_post_build(config, **kwargs) -> None:
         log.warning("removed solution code from the site: %s", ", ".join(map(str, leaked)))
 
 
-if __name__ == "__main__":  # python docs/hooks/build_assets.py: regenerate by hand
-    generate(force=True)
+if __name__ == "__main__":
+    # python docs/hooks/build_assets.py [--out DIR]: regenerate by hand, or (`course release`)
+    # into another folder, leaving this repository's docs/generated/ alone.
+    import argparse
+
+    parser = argparse.ArgumentParser(description="generate the lesson site's assets")
+    parser.add_argument("--out", type=Path, default=GENERATED, help="default: docs/generated")
+    args = parser.parse_args()
+    if not has_solutions():
+        sys.exit(f"{ROOT}: no solutions/ folder: the figures are made from the solutions")
+    generate(force=True, dest=args.out.resolve())

@@ -174,7 +174,9 @@ def angle_between(u: ArrayLike, v: ArrayLike) -> float:
 
     Computed in float64 as ``θ = 2·atan2(‖û − v̂‖, ‖û + v̂‖)`` with ``û = u/‖u‖``, ``v̂ = v/‖v‖``
     (Kahan's formula). It equals ``arccos(cos θ)`` but stays accurate near 0° and 180°, where the
-    arccos of a rounded cosine loses half its digits and, unclipped, can return NaN.
+    arccos of a rounded cosine loses half its digits and, unclipped, can return NaN. The textbook
+    ``np.degrees(np.arccos(np.clip(cos, -1, 1)))`` is accepted too: its error there (u vs -2u
+    gives 179.99999914…) is far inside the 1e-5° allowed.
 
     Args:
         u: shape ``(d,)``, any real dtype, not all zeros.
@@ -196,10 +198,10 @@ def angle_between(u: ArrayLike, v: ArrayLike) -> float:
         >>> cat, dog = np.array([0.8, 0.3]), np.array([0.6, 0.7])
         >>> round(angle_between(cat, dog), 1)
         28.8
-        >>> angle_between([1.0, 0.0], [0.0, 2.0]), angle_between(cat, -2 * cat)
+        >>> angle_between([1.0, 0.0], [0.0, 2.0]), round(angle_between(cat, -2 * cat), 5)
         (90.0, 180.0)
     """
-    # TODO: Work in float64, reject zero vectors, and turn the cosine into degrees with np.degrees(np.arccos(...)).
+    # TODO: Work in float64 and reject zero vectors; np.degrees(np.arccos(cos)) works once the cosine is clipped into [-1, 1] (rounding can push it just past ±1, and arccos of that is NaN).
     # More help: `course hint ex01_vectors.angle_between`; lesson: docs/lessons/01-vectors.md#the-dot-product
     raise NotImplementedError("ex01_vectors.angle_between: not implemented yet")
 # --8<-- [end:angle_between]

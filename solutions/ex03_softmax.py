@@ -33,7 +33,9 @@ def softmax(z: ArrayLike, axis: int = -1, temperature: float = 1.0) -> np.ndarra
 
     The maximum is subtracted before dividing by ``T`` and exponentiating, so every exponent is
     ``<= 0``: nothing overflows, however large the logits or small the temperature (the naive
-    ``exp(z/T)`` overflows at ``z/T > 88.7`` in float32 and ``> 11.09`` in float16).
+    ``exp(z/T)`` overflows at ``z/T > 88.7`` in float32 and ``> 11.09`` in float16). The order
+    matters: dividing first, then subtracting ``max(z/T)``, is the same algebra but ``z/T`` itself
+    can overflow to ``inf`` for a tiny ``T`` (``1e306 / 1e-3``), and ``inf - inf`` is NaN.
 
     Args:
         z: logits, any shape ``(...)``; float dtypes are kept, integers promoted to float64.
@@ -140,6 +142,11 @@ def logsumexp(z: ArrayLike, axis: int = -1, keepdims: bool = False) -> np.ndarra
 
 def log_softmax(z: ArrayLike, axis: int = -1) -> np.ndarray:
     """Log-probabilities ``z − logsumexp(z)`` along an axis, finite where ``log(softmax)`` is not.
+
+    Either ``z − logsumexp(z, keepdims=True)`` or the shifted form ``(z − m) − log Σ exp(z − m)``
+    with ``m = max z`` will do: they are equal up to rounding of order ``eps · max|z|`` (for
+    logits near ``1e308``, ``logsumexp`` rounds to the max itself, so the first form gives 0
+    where the second gives ``−log 2``, a difference far below one step of the inputs).
 
     Args:
         z: logits, any shape ``(...)``; float dtypes are kept, integers promoted to float64.

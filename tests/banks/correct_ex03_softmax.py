@@ -78,6 +78,18 @@ def log_softmax(z, axis=-1):
         out = shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
     return np.where(np.isnan(out), -np.inf, out).astype(dt)
 """),
+    Variant("log_softmax", "the spec's formula as written: z − logsumexp(z, keepdims=True) "
+            "(near 1e308 logsumexp rounds to the max: off by log 2, far below eps·|z|)", """
+import numpy as np
+def log_softmax(z, axis=-1):
+    z = np.asarray(z)
+    dt = z.dtype if z.dtype.kind == "f" else np.dtype(np.float64)
+    x = z.astype(np.float32 if dt == np.float16 else dt)
+    lse = logsumexp(x, axis=axis, keepdims=True)
+    with np.errstate(invalid="ignore"):
+        out = x - lse
+    return np.where(lse == -np.inf, -np.inf, out).astype(dt)
+"""),
     Variant("softmax_jacobian", "einsum outer product and p[:, None] * eye", """
 import numpy as np
 def softmax_jacobian(p):

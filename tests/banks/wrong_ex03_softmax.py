@@ -128,6 +128,20 @@ def softmax(z, axis=-1, temperature=1.0):
         s = e.sum(axis=-1, keepdims=True)
         return (e / np.where(s == 0, 1, s)).astype(dt)
 """),
+    Variant("softmax", "hard-coded axis=0: normalises columns whatever axis says",
+            _SOFTMAX_CHECK + """
+def softmax(z, axis=-1, temperature=1.0):
+    _check_T(temperature)
+    z = np.asarray(z)
+    dt = z.dtype if z.dtype.kind == "f" else np.dtype(np.float64)
+    z = z.astype(np.float32 if dt == np.float16 else dt)
+    m = z.max(axis=0, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0)
+    with np.errstate(all="ignore"):
+        e = np.exp((z - m) / temperature)
+        s = e.sum(axis=0, keepdims=True)
+        return (e / np.where(s == 0, 1, s)).astype(dt)
+"""),
     Variant("softmax", "sums over every entry (axis=None) instead of along the axis",
             _SOFTMAX_CHECK + """
 def softmax(z, axis=-1, temperature=1.0):
@@ -226,6 +240,14 @@ import numpy as np
 def log_softmax(z, axis=-1):
     with np.errstate(divide="ignore"):
         return np.log(softmax(z, axis=axis))
+"""),
+    Variant("log_softmax", "no max subtraction: z − log Σ exp(z) overflows for z + 1000", """
+import numpy as np
+def log_softmax(z, axis=-1):
+    z = np.asarray(z)
+    z = z if z.dtype.kind == "f" else z.astype(np.float64)
+    with np.errstate(all="ignore"):
+        return z - np.log(np.sum(np.exp(z), axis=axis, keepdims=True))
 """),
     Variant("log_softmax", "z − max(z): the log-sum term is missing", """
 import numpy as np

@@ -75,6 +75,18 @@ def test_pairwise_cat_dog(sub, ref):
     expect_array(sub.pairwise_dot(W_E, W_E), np.array([[0.73, 0.69], [0.69, 0.85]]))
 
 
+@graded("pairwise_dot", "2 query rows (2, 3) against 4 key rows (4, 3) give the (2, 4) grid "
+        "A Bᵀ, not B Aᵀ")
+def test_pairwise_queries_keys(sub, ref):
+    Q = np.array([[0.8, 0.3, -0.5],    # two queries, d = 3
+                  [0.6, 0.7, 0.2]])
+    K = np.array([[1.0, 0.0, 0.5],     # four keys, d = 3
+                  [0.2, -0.4, 0.9],
+                  [0.0, 1.0, -1.0],
+                  [0.5, 0.5, 0.5]])
+    expect_array(sub.pairwise_dot(Q, K), ref.pairwise_dot(Q, K), what="pairwise_dot(Q (2, 3), K (4, 3))")
+
+
 @graded("normalize_rows", "cat and dog become [0.936, 0.351] and [0.651, 0.759]")
 def test_normalize_cat_dog(sub, ref):
     expect_array(sub.normalize_rows(W_E), ref.normalize_rows(W_E))

@@ -15,6 +15,9 @@ from autograder.suite import graded
 
 TOPIC = "ex03_softmax"
 Z = np.array([1.0, 2.0, 3.0])
+#: Two rows of logits (the lesson's [2, 1, 0.1] and [1, 2, 3]): softmax runs along each row.
+BATCH = np.array([[2.0, 1.0, 0.1],
+                  [1.0, 2.0, 3.0]])
 
 
 def expect_array_or_scalar(got, expected, *, dtype: str = "float64", what: str = "result"):
@@ -42,6 +45,17 @@ def test_softmax_shift(sub, ref):
 @graded("softmax", "temperature 10 flattens [1, 2, 3] to [0.301, 0.332, 0.367]")
 def test_softmax_temperature(sub, ref):
     expect_array(sub.softmax(Z, temperature=10.0), ref.softmax(Z, temperature=10.0))
+
+
+@graded("softmax", "[[2, 1, 0.1], [1, 2, 3]] is normalised row by row (default axis=-1)")
+def test_softmax_rows(sub, ref):
+    expect_array(sub.softmax(BATCH), ref.softmax(BATCH), what="softmax of a (2, 3) batch, default axis")
+
+
+@graded("softmax", "axis=0 normalises each column of [[2, 1, 0.1], [1, 2, 3]] instead")
+def test_softmax_axis0(sub, ref):
+    expect_array(sub.softmax(BATCH, axis=0), ref.softmax(BATCH, axis=0),
+                 what="softmax of a (2, 3) batch along axis 0")
 
 
 @graded("logsumexp", "logsumexp([0, 1000]) is 1000, not inf")

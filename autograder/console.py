@@ -45,7 +45,7 @@ def check_report(results: list[TestResult], topics: list[catalogue.Topic]) -> No
         mark = "[green]✓[/]" if rs and ok == len(rs) else "[red]✗[/]" if rs else "-"
         t.add_row(f"{top.module}", f"{ok}/{len(rs)}", mark)
     console.print(t)
-    failed = [r for r in results if not r.passed]
+    failed = [r for r in results if not r.passed and not r.skipped]
     for r in failed[:40]:
         ex = catalogue.get_topic(r.spec.topic).exercise(r.spec.exercise)
         console.print(f"\n[bold red]✗ {r.spec.name}[/]")

@@ -124,6 +124,13 @@ def results_json(g: Graded, visibility_hidden: str = "after_published") -> str:
     scores = topic_scores(g)
     total = sum(scores.values())
     summary = [f"Status: {g.status}. Score {total:.2f} / {max_score(g):.2f}."]
+    skipped = [r for r in g.results if r.skipped]
+    if skipped:
+        # Left out of `tests`: Gradescope shows a test as passed or failed, and these were
+        # neither (a correct submission's page would show them red). Before the topics' notes,
+        # whose continuation lines report._reasons reads.
+        summary.append(f"{len(skipped)} test(s) that need a CUDA device were skipped: there is "
+                       "none on the grading machine (they carry no points).")
     if g.error:
         summary.append(f"Nothing could be graded: {g.error}")
     for topic, why in sorted(g.topic_notes.items()):
@@ -152,6 +159,7 @@ def results_json(g: Graded, visibility_hidden: str = "after_published") -> str:
                 "visibility": "visible" if r.spec.visibility == "public" else visibility_hidden,
             }
             for r in g.results
+            if not r.skipped
         ],
         "extra_data": {
             "id": g.id,
@@ -178,6 +186,11 @@ def feedback_md(g: Graded) -> str:
         lines += [f"## {t.module} — {t.title}: {got:.2f} / {t.points}", ""]
         if t.module in g.topic_notes:
             lines += [f"> {g.topic_notes[t.module]}", ""]
+        skipped = [r for r in rs if r.skipped]
+        if skipped:
+            lines += [(f"({len(skipped)} test(s) that need a CUDA device were skipped: there "
+                       "is none on the grading machine. They carry no points.)"), ""]
+            rs = [r for r in rs if not r.skipped]
         failed = [r for r in rs if not r.passed]
         if not rs:
             continue

@@ -40,24 +40,46 @@ def _specs(hidden: bool) -> dict[str, list[runner.TestSpec]]:
 
 def grade_loaded(slot: Slot, loaded: submission.Loaded,
                  specs: dict[str, list[runner.TestSpec]],
-                 plans: dict | None = None) -> outputs.Graded:
-    """Grade one submission read into memory. Never raises for anything the submission does."""
+                 plans: dict | None = None, public_slot: Slot | None = None) -> outputs.Graded:
+    """Grade one submission read into memory. Never raises for anything the submission does.
+
+    With ``public_slot``, the public tests run in its workers and the hidden ones in fresh
+    workers of ``slot`` (:meth:`Session.switch`), as :func:`plan.record` recorded them.
+    """
     t0 = time.monotonic()
     g = outputs.Graded(id=loaded.id, sha256=loaded.sha256, status="ok", error=loaded.error)
-    session = Session(slot, loaded.sources) if loaded.sources else None
+    session = Session(public_slot or slot, loaded.sources) if loaded.sources else None
+    topics = catalogue.topic_modules()
+    done: dict[str, list] = {t: [None] * len(specs[t]) for t in topics}
+    unloadable: dict[str, str] = {}
     try:
-        for topic in catalogue.topic_modules():
-            missing = loaded.problems.get(topic)
-            if loaded.error:
-                missing = f"nothing could be graded: {loaded.error}"
-            results, why = runner.run_topic(session, topic, specs[topic], missing,
-                                            (plans or {}).get(topic))
-            g.results.extend(results)
-            if why:
-                g.topic_notes[topic] = why
+        # Every topic's public tests before any hidden test (runner.PHASES): public feedback
+        # quotes what the code raised or returned, and must not carry a hidden input.
+        for phase in runner.PHASES:
+            if phase == "hidden" and public_slot is not None and session is not None:
+                session.switch(slot)
+            for topic in topics:
+                idx = [i for i, s in enumerate(specs[topic]) if s.visibility == phase]
+                if not idx:
+                    continue
+                missing = unloadable.get(topic, loaded.problems.get(topic))
+                if loaded.error:
+                    missing = f"nothing could be graded: {loaded.error}"
+                results, why = runner.run_topic(session, topic, [specs[topic][i] for i in idx],
+                                                missing, (plans or {}).get(topic))
+                for i, r in zip(idx, results):
+                    done[topic][i] = r
+                if why:
+                    g.topic_notes[topic] = why
+                    if why != "timed out":  # it did not import: not tried again
+                        unloadable[topic] = why
+        for topic in topics:
+            g.results.extend(done[topic])
     finally:
         if session is not None:
-            g.output = session.close()
+            # With two slots the next submission starts on the other one: this slot's zygote
+            # can finish off the worker meanwhile (it does so before its next fork).
+            g.output = session.close(wait=public_slot is None)
             g.student_seconds = session.student_seconds
             g.busy_seconds = session.busy_seconds
     if loaded.error:
@@ -90,8 +112,9 @@ def _resumable(out: Path, loaded: submission.Loaded, version: str) -> Summary | 
 # ---------------------------------------------------------------- slot processes
 
 _slot: Slot | None = None
+_public_slot: Slot | None = None  # the public tests' (see grade_loaded)
 _slot_specs: dict[str, list[runner.TestSpec]] | None = None
-_slot_plans: dict[str, plan.TopicPlan] | None = None
+_slot_plans: dict[str, dict[str, plan.TopicPlan]] | None = None
 _slot_cfg: dict = {}
 
 #: A batch of at least this many submissions is graded with a plan (each slot first grades
@@ -102,17 +125,29 @@ PLAN_MIN = 3
 
 
 def _init_slot(queue: mp.Queue, cfg: dict) -> None:
-    global _slot, _slot_specs, _slot_cfg, _slot_plans
+    global _slot, _public_slot, _slot_specs, _slot_cfg, _slot_plans
     import atexit
+    import threading
 
     _slot_cfg = cfg
-    _slot = Slot(queue.get(), Limits(**cfg["limits"]), hide=cfg["hide"])
+    index = queue.get()
+    _slot = Slot(index, Limits(**cfg["limits"]), hide=cfg["hide"])
     atexit.register(_slot.close)
     _slot_specs = _specs(cfg["hidden"])
+    _public_slot = None
+    if any(s.visibility == "hidden" for specs in _slot_specs.values() for s in specs):
+        # A second zygote for the public tests (see grade_loaded); both start side by side.
+        _public_slot = Slot(index, Limits(**cfg["limits"]), hide=cfg["hide"])
+        atexit.register(_public_slot.close)
+        starting = threading.Thread(target=_public_slot.start)
+        starting.start()
+        _slot.start()
+        starting.join()
     _slot_plans = None
     if cfg["plan"]:
         sources = plan.reference_sources()
-        _slot_plans = plan.record(_slot, _slot_specs, sources) if sources else None
+        _slot_plans = (plan.record(_slot, _slot_specs, sources, _public_slot)
+                       if sources else None)
 
 
 def _grade_path(path: str) -> Summary:
@@ -121,7 +156,7 @@ def _grade_path(path: str) -> Summary:
     done = _resumable(out, loaded, _slot_cfg["version"])
     if done is not None:
         return done
-    g = grade_loaded(_slot, loaded, _slot_specs, _slot_plans)
+    g = grade_loaded(_slot, loaded, _slot_specs, _slot_plans, _public_slot)
     outputs.write_submission(out, g, _slot_cfg["visibility"])
     return _summary(g)
 

@@ -58,7 +58,15 @@ class TopicPlan:
     verdicts: dict[tuple[str, bytes], tuple[bool, str, tuple[int, ...]]] = field(
         default_factory=dict)
 
+    #: "public" or "hidden": a plan covers one phase of a topic (runner.PHASES)
+    phase: str = "public"
+
     MAX_VERDICTS = 20_000  # per topic: memory stays bounded as a class grows
+
+    @property
+    def key(self) -> str:
+        """The plan's name for :meth:`Slot.preload` and :meth:`Session.pipeline`."""
+        return f"{self.topic}:{self.phase}"
 
 
 @dataclass
@@ -285,30 +293,46 @@ def reference_sources() -> dict[str, bytes]:
     return found
 
 
-def record(slot: Slot, specs: dict[str, list[runner.TestSpec]],
-           sources: dict[str, bytes]) -> dict[str, TopicPlan]:
+def record(slot: Slot, specs: dict[str, list[runner.TestSpec]], sources: dict[str, bytes],
+           public_slot: Slot | None = None) -> dict[str, dict[str, TopicPlan]]:
     """Grade ``sources`` (the reference solution) on ``slot`` and record every test's calls.
 
     A topic whose recording was disturbed (its import failed, its worker restarted) gets no
     plan, and its tests then run one call at a time, as without a plan.
     """
-    session = Session(slot, sources)
-    plans: dict[str, TopicPlan] = {}
+    session = Session(public_slot or slot, sources)
+    plans: dict[str, dict[str, TopicPlan]] = {}
     try:
-        for topic, topic_specs in specs.items():
-            if topic not in sources:
-                continue
-            plan = _record_topic(session, topic, topic_specs)
-            if plan is not None:
-                plans[topic] = plan
+        # In the order a submission is graded (grade.grade_loaded): every topic's public tests,
+        # then every topic's hidden tests (on ``slot``, in a fresh worker, given public_slot).
+        for phase in runner.PHASES:
+            if phase == "hidden" and public_slot is not None:
+                session.switch(slot)
+            for topic, topic_specs in specs.items():
+                phase_specs = [s for s in topic_specs if s.visibility == phase]
+                if topic not in sources or not phase_specs:
+                    continue
+                plan = _record_topic(session, topic, phase_specs, phase)
+                if plan is not None:
+                    plans.setdefault(topic, {})[phase] = plan
     finally:
         session.close()
-    slot.preload({t: p.calls for t, p in plans.items()})
+    # Each zygote holds decoded the requests its workers will answer; every worker inherits
+    # them. A worker answering public tests must hold no hidden input it could quote in their
+    # feedback (red team): hidden requests are preloaded only into the hidden tests' own slot,
+    # and, with a single slot, travel as frames once the public tests are done.
+    by_phase = {ph: {p.key: p.calls for phases in plans.values() for p in phases.values()
+                     if p.phase == ph} for ph in runner.PHASES}
+    if public_slot is not None:
+        public_slot.preload(by_phase["public"])
+        slot.preload(by_phase["hidden"])
+    else:
+        slot.preload(by_phase["public"])
     return plans
 
 
-def _record_topic(session: Session, topic: str,
-                  specs: list[runner.TestSpec]) -> TopicPlan | None:
+def _record_topic(session: Session, topic: str, specs: list[runner.TestSpec],
+                  phase: str = "public") -> TopicPlan | None:
     try:
         session.load(topic)
         session.forget()
@@ -316,7 +340,7 @@ def _record_topic(session: Session, topic: str,
         return None
     generation = session.generation
     ref = MemoReference(runner.reference(topic))  # filled as the reference is graded
-    plan = TopicPlan(topic, ref=ref)
+    plan = TopicPlan(topic, ref=ref, phase=phase)
     for spec in specs:
         if spec.gpu:
             continue
@@ -340,16 +364,41 @@ def _record_topic(session: Session, topic: str,
     return plan
 
 
-def run_planned(session: Session, plan: TopicPlan, specs: list[runner.TestSpec],
-                ref: ModuleType) -> list[runner.TestResult]:
-    """Run a topic's tests against a loaded submission with the plan (steps 1-3 above)."""
+def run_planned(session: Session, plans: dict[str, TopicPlan] | TopicPlan,
+                specs: list[runner.TestSpec], ref: ModuleType) -> list[runner.TestResult]:
+    """Run a topic's tests against a loaded submission with its plans (steps 1-3 above).
+
+    ``plans`` maps a phase ("public", "hidden") to its plan (:func:`record`); the public tests
+    run first (runner.PHASES), a phase without a plan call by call. Results are in ``specs``'
+    order.
+    """
+    if isinstance(plans, TopicPlan):
+        plans = {plans.phase: plans}
+    results: list[Any] = [None] * len(specs)
+    for phase in runner.PHASES:
+        idx = [i for i, s in enumerate(specs) if s.visibility == phase]
+        if not idx:
+            continue
+        phase_specs = [specs[i] for i in idx]
+        plan = plans.get(phase)
+        if plan is None:
+            done = [runner.run_test(session, s, ref) for s in phase_specs]
+        else:
+            done = _run_phase(session, plan, phase_specs, ref)
+        for i, r in zip(idx, done):
+            results[i] = r
+    return results
+
+
+def _run_phase(session: Session, plan: TopicPlan, specs: list[runner.TestSpec],
+               ref: ModuleType) -> list[runner.TestResult]:
     if plan.ref is not None:
         ref = plan.ref
     try:
         session.forget()
     except SubmissionFault:
         return [runner.run_test(session, s, ref) for s in specs]
-    replies: Pipelined = session.pipeline(plan.calls, plan.topic)
+    replies: Pipelined = session.pipeline(plan.calls, plan.key)
     results = []
     for spec in specs:
         span = plan.spans.get(spec.name)

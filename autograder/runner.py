@@ -47,6 +47,8 @@ class TestResult:
     passed: bool
     message: str = ""
     seconds: float = 0.0
+    #: not run here (a GPU test without CUDA): no points either way, and not a failure
+    skipped: bool = False
 
     @property
     def score(self) -> float:
@@ -154,10 +156,24 @@ def _message(exc: BaseException) -> str:
     return f"could not check the result ({type(exc).__name__}: {exc})"
 
 
+def _skipped(spec: TestSpec) -> TestResult | None:
+    if spec.gpu and not cuda_available():
+        return TestResult(spec, False, "skipped: no CUDA device on the grading machine", 0.0,
+                          skipped=True)
+    return None
+
+
+def _not_run(spec: TestSpec, why: str) -> TestResult:
+    """A test of a topic that could not run: failed with ``why``, unless it is skipped anyway
+    (every submission then lists the same tests)."""
+    return _skipped(spec) or TestResult(spec, False, why)
+
+
 def run_test(session: Session, spec: TestSpec, ref: ModuleType | None) -> TestResult:
     t0 = time.monotonic()
-    if spec.gpu and not cuda_available():
-        return TestResult(spec, False, "skipped: no CUDA device on the grading machine", 0.0)
+    skipped = _skipped(spec)
+    if skipped is not None:
+        return skipped
     token = HIDDEN.set(spec.visibility == "hidden")
     try:
         spec.fn(SubmissionModule(session, spec.topic), ref)
@@ -173,6 +189,17 @@ def run_test(session: Session, spec: TestSpec, ref: ModuleType | None) -> TestRe
         HIDDEN.reset(token)
 
 
+#: The order tests run in: a public test's feedback quotes what the student's code raised or
+#: returned, so it must come from a worker that has not yet been given any hidden test's input
+#: (red team: a submission kept hidden inputs and raised them in a later public test).
+PHASES = ("public", "hidden")
+
+
+def phase_order(specs: list[TestSpec]) -> list[int]:
+    """Indices of ``specs``, the public tests first, each phase in the given order."""
+    return [i for phase in PHASES for i, s in enumerate(specs) if s.visibility == phase]
+
+
 def run_topic(session: Session | None, topic: str, specs: list[TestSpec],
               missing: str | None = None, plan: Any = None) -> tuple[list[TestResult], str | None]:
     """Run one topic's tests. Returns results and, if the topic could not run, why.
@@ -182,18 +209,20 @@ def run_topic(session: Session | None, topic: str, specs: list[TestSpec],
     """
     if missing is not None or session is None:
         why = missing or f"{topic}.py not found in the submission"
-        return [TestResult(s, False, why) for s in specs], why
+        return [_not_run(s, why) for s in specs], why
     try:
         session.load(topic)
     except SubmissionFault as exc:  # it does not import, or the budget is spent (red team)
-        return [TestResult(s, False, str(exc)) for s in specs], str(exc)
+        return [_not_run(s, str(exc)) for s in specs], str(exc)
     ref = reference(topic) if specs else None
     if plan is not None:
         from autograder import plan as planning
 
         results = planning.run_planned(session, plan, specs, ref)
     else:
-        results = [run_test(session, s, ref) for s in specs]
+        results: list[Any] = [None] * len(specs)
+        for i in phase_order(specs):
+            results[i] = run_test(session, specs[i], ref)
     why = None
     if any(k.startswith(f"{topic}.") for k in session.timed_out):
         why = "timed out"

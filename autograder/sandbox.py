@@ -195,6 +195,7 @@ class Slot:
         self.tmp_root = tempfile.mkdtemp(prefix=f"course-slot{index}-")
         os.chmod(self.tmp_root, 0o711)
         self._proc: subprocess.Popen | None = None
+        self._unread = 0  # replies the zygote owes for commands sent without waiting
         self._ctl: socket.socket | None = None
         self._ctl_file: Any = None
         #: topic -> number of plan requests the zygote holds decoded (see :meth:`preload`), and
@@ -204,6 +205,7 @@ class Slot:
 
     # -- zygote lifecycle
     def _start(self) -> None:
+        self._unread = 0
         self.preloaded = {}  # a new zygote holds no plan
         self.plan_epoch += 1
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -223,19 +225,40 @@ class Slot:
             # Strays of an earlier grader killed with SIGKILL may still run as this slot's uid.
             self.killall()
 
-    def _command(self, cmd: dict, fds: list[int] | None = None) -> dict:
+    def start(self) -> None:
+        """Start the zygote now unless it runs (else the first request starts it)."""
         if self._proc is None or self._proc.poll() is not None:
             self._start()
+
+    def _command(self, cmd: dict, fds: list[int] | None = None, wait: bool = True) -> dict:
+        self.start()
+        while self._unread:  # replies of commands sent without waiting: in order, first
+            self._unread -= 1
+            self._reply()
         data = json.dumps(cmd).encode()
         if fds:
             socket.send_fds(self._ctl, [data], fds)
         else:
             self._ctl.sendall(data)
+        if not wait:
+            self._unread += 1
+            return {}
+        return self._reply()
+
+    def _reply(self) -> dict:
         line = self._ctl_file.readline()
         if not line:
             self._proc = None
             raise RuntimeError("worker zygote died")
         return json.loads(line)
+
+    def clean_up_later(self, pid: int | None) -> None:
+        """Reap ``pid`` (sent SIGKILL already) and kill every stray of the slot uid, while the
+        grader goes on with another slot: the zygote answers before this slot's next command.
+        """
+        if pid is not None:
+            self._command({"op": "reap", "pid": pid, "wait": 2.0}, wait=False)
+        self._command({"op": "killall", "uid": self.uid}, wait=False)
 
     def fork(self, workdir: str, sub_dir: str) -> tuple[int, socket.socket]:
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -329,10 +352,10 @@ class Session:
     def __init__(self, slot: Slot, sources: dict[str, bytes]) -> None:
         self.slot = slot
         self.limits = slot.limits
-        self.workdir, self.sub_dir = slot.new_workdir()
-        for module, source in sources.items():
-            Path(self.sub_dir, f"{module}.py").write_bytes(source)
-        slot.hand_over(self.workdir)
+        self.sources = sources
+        self.workdir, self.sub_dir = self._new_workdir()
+        self._earlier_output = ""  # what workers of an earlier slot printed (see switch)
+        self._busy_before = 0.0  # their busy_seconds
         self.pid: int | None = None
         self.sock: socket.socket | None = None
         self.loaded: set[str] = set()
@@ -363,7 +386,9 @@ class Session:
             self.loaded = set()
             self.generation += 1
 
-    def _kill(self) -> str:
+    def _kill(self, wait: bool = True) -> str:
+        """SIGKILL the worker and its strays; their status (without ``wait``, the slot's zygote
+        reaps them while the grader goes on, and the status is not known)."""
         status = "gone"
         if self.pid is not None:
             try:
@@ -374,26 +399,66 @@ class Session:
                 os.kill(self.pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
-            status = self.slot.reap(self.pid)
-            self.slot.killall()
+            if wait:
+                status = self.slot.reap(self.pid)
+                self.slot.killall()
+            else:
+                self.slot.clean_up_later(self.pid)
         if self.sock is not None:
             self.sock.close()
         self.pid, self.sock = None, None
         self.restarts += 1
         return status
 
-    def close(self) -> str:
-        """Kill the worker and any stray process; return what it printed (capped)."""
+    def _new_workdir(self) -> tuple[str, str]:
+        workdir, sub_dir = self.slot.new_workdir()
+        for module, source in self.sources.items():
+            Path(sub_dir, f"{module}.py").write_bytes(source)
+        self.slot.hand_over(workdir)
+        return workdir, sub_dir
+
+    def _finish(self, wait: bool = True) -> str:
+        """Kill the worker and any stray process, remove the workdir; what it printed.
+
+        Without ``wait`` the slot's zygote does the killing while the grader goes on with
+        another slot; a stray may then still be printing for a few milliseconds.
+        """
         if self.sock is not None:
             self._read_busy()
-            self._kill()
-        self.slot.killall()
-        raw = _read_output(os.path.join(self.workdir, "output.txt"), self.limits.output_bytes + 1)
-        text = self._scrub(raw[: self.limits.output_bytes].decode("utf-8", "replace"))
-        if len(raw) > self.limits.output_bytes:
+            self._kill(wait)  # strays included (Slot.killall)
+        elif wait:
+            self.slot.killall()
+        else:
+            self.slot.clean_up_later(None)
+        cap = max(self.limits.output_bytes - len(self._earlier_output.encode()), 0)
+        raw = _read_output(os.path.join(self.workdir, "output.txt"), cap + 1)
+        text = self._scrub(raw[:cap].decode("utf-8", "replace"))
+        if len(raw) > cap:
             text += f"\n[output over {self.limits.output_bytes} bytes dropped]"
         shutil.rmtree(self.workdir, ignore_errors=True)
         return text
+
+    def switch(self, slot: Slot) -> None:
+        """Go on in fresh workers of ``slot``, in a fresh workdir: the budget, the barred
+        functions and the failed imports carry over, and so does what was printed.
+
+        ``course grade`` answers the public tests on one slot and the hidden ones on another,
+        whose zygote alone holds the hidden requests decoded (autograder.plan): the worker
+        whose replies public feedback quotes never holds a hidden input.
+        """
+        self._earlier_output += self._finish(wait=False)  # the next worker is another uid's
+        self._busy_before = self.busy_seconds
+        self.slot = slot
+        self.workdir, self.sub_dir = self._new_workdir()
+        self.loaded = set()
+
+    def close(self, wait: bool = True) -> str:
+        """Kill the worker and any stray process; return what it printed (capped).
+
+        Without ``wait`` the zygote finishes the killing while the grader goes on (see
+        :meth:`_finish`): for a batch, whose next worker is another slot's.
+        """
+        return self._earlier_output + self._finish(wait)
 
     # -- requests
     def _request(self, req: dict, where: str, timeout: float | None = None) -> Any:
@@ -675,7 +740,7 @@ class Session:
         except SubmissionFault:
             return
         if isinstance(busy, float) and busy == busy:
-            self.busy_seconds = min(max(busy, 0.0), seen)
+            self.busy_seconds = min(self._busy_before + max(busy, 0.0), seen)
 
     def _scrub(self, text: str) -> str:
         """The worker's folders have random names (mkdtemp), and warnings and tracebacks print

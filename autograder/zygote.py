@@ -106,6 +106,7 @@ def _threads() -> int:
 
 def _status(pid: int, wait_s: float) -> str:
     deadline = time.monotonic() + wait_s
+    nap = 0.0002  # a killed worker is gone within a millisecond or two: look again soon
     while True:
         try:
             done, status = os.waitpid(pid, os.WNOHANG)
@@ -118,7 +119,8 @@ def _status(pid: int, wait_s: float) -> str:
             return f"exited with status {os.WEXITSTATUS(status)}"
         if time.monotonic() > deadline:
             return "still running"
-        time.sleep(0.005)
+        time.sleep(nap)
+        nap = min(nap * 2, 0.005)
 
 
 def _children() -> list[int]:

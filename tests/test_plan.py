@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder import codec, grade, plan, runner, sandbox
+from autograder import catalogue, codec, grade, plan, runner, sandbox, submission
 from autograder.sandbox import BudgetExhausted, Call, CallTimeout, Limits, Session, Slot, WorkerDied
 from tests.helpers import ROOT, grade_sources, solution_source
 
@@ -216,15 +216,17 @@ def test_the_reference_passes_on_matching_replies_alone(slot, plans, monkeypatch
 def test_a_preloaded_plan_gets_the_replies_its_frames_get(slot, plans):
     """The zygote decodes the plan once (Slot.preload); a worker answers it as the frames."""
     topic = "ex02_projections"
-    calls = plans[topic].calls
-    assert slot.preloaded.get(topic) == len(calls)
+    public = plans[topic]["public"]
+    calls = public.calls
+    assert slot.preloaded.get(public.key) == len(calls)
+    assert f"{topic}:hidden" not in slot.preloaded  # hidden inputs never sit in the zygote
     got = {}
     for preloaded in (True, False):
         s = Session(slot, {topic: solution_source(topic).encode()})
         try:
             s.load(topic)
             s.forget()
-            got[preloaded] = s.pipeline(calls, topic if preloaded else None).replies
+            got[preloaded] = s.pipeline(calls, public.key if preloaded else None).replies
             assert bool(s._planned) == preloaded
         finally:
             s.close()
@@ -378,3 +380,53 @@ def test_a_verdict_met_with_a_refusal_is_not_given_to_another_submission(slot, p
             s.close()
     assert any("used up" in r.message for r in results["spent"])
     assert [r.message for r in results["fresh"] if not r.passed] == []
+
+
+#: Every function raises what it has been given so far, the way a submission would smuggle a
+#: hidden test's inputs out through a public test's feedback (which quotes the exception).
+LEAKER = '''
+import sys
+
+SEEN = sys.__dict__.setdefault("_seen_by_every_topic", [])
+
+def _leak(*args, **kwargs):
+    SEEN.append(repr((args, kwargs))[:60])
+    worker = sys.modules.get("autograder.worker")
+    planned = sorted(getattr(worker, "PLANNED", {}))
+    raise ValueError(f"{len(SEEN)} calls so far, last {SEEN[-1]!r}; preloaded {planned}")
+'''
+
+
+def _leaker(topic: str) -> bytes:
+    names = [e.name for e in catalogue.get_topic(topic).exercises]
+    return (LEAKER + "".join(f"\ndef {n}(*a, **k):\n    return _leak(*a, **k)\n"
+                             for n in names)).encode()
+
+
+@pytest.mark.slow
+def test_public_feedback_does_not_depend_on_the_hidden_tests(slot, plans):
+    """Red team: the zygote held every topic's hidden requests (so a worker's memory did), and
+    a topic's hidden tests ran before the next exercise's public ones; a submission raised
+    hidden inputs in a public test's message. Public tests now run first, every topic, and
+    only their requests are preloaded: a public test's result is the same whether or not the
+    hidden tests exist, planned or call by call."""
+    topics = ["ex01_vectors", "ex03_softmax"]
+    loaded = submission.Loaded(id="leaker", path=Path("leaker"), sha256="0",
+                               sources={t: _leaker(t) for t in topics})
+    loaded.problems = {t: f"{t}.py not found" for t in catalogue.topic_modules()
+                       if t not in topics}
+
+    def public_messages(hidden: bool, planned: bool) -> dict[str, str]:
+        specs = {t: runner.collect(t, hidden=hidden) for t in catalogue.topic_modules()}
+        these = plan.record(slot, specs, plan.reference_sources()) if planned else None
+        g = grade.grade_loaded(slot, loaded, specs, these)
+        return {r.spec.name: r.message for r in g.results if r.spec.visibility == "public"}
+
+    try:
+        for planned in (False, True):
+            alone = public_messages(hidden=False, planned=planned)
+            assert sum("preloaded" in m for m in alone.values()) >= 10, alone
+            assert public_messages(hidden=True, planned=planned) == alone
+    finally:  # the session's plans are preloaded again for the other tests
+        slot.preload({p.key: p.calls for phases in plans.values() for p in phases.values()
+                      if p.phase == "public"})

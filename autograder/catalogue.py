@@ -6,6 +6,8 @@ file); nothing else lists them.
 
 from __future__ import annotations
 
+import difflib
+
 import functools
 import sys
 from dataclasses import dataclass
@@ -62,7 +64,9 @@ class Topic:
         for ex in self.exercises:
             if ex.name == name:
                 return ex
-        raise KeyError(f"{self.module} has no exercise {name!r}")
+        close = difflib.get_close_matches(name, [e.name for e in self.exercises], n=1)
+        guess = f"; did you mean {close[0]!r}?" if close else ""
+        raise KeyError(f"{self.module} has no exercise {name!r}{guess}")
 
 
 @functools.lru_cache(maxsize=1)
@@ -116,7 +120,10 @@ def get_topic(key: str | int) -> Topic:
         if k in forms:
             return t
     accepted = ", ".join(f"{t.module}/{t.number}/{t.slug}" for t in topics())
-    raise KeyError(f"unknown topic {key!r}; use one of: {accepted}")
+    forms = [f for t in topics() for f in (t.module, t.slug, t.module[5:])]
+    close = difflib.get_close_matches(k, forms, n=1, cutoff=0.6)
+    guess = f"did you mean {close[0]!r}? " if close else ""
+    raise KeyError(f"unknown topic {key!r}; {guess}use one of: {accepted}")
 
 
 def get_exercise(key: str) -> Exercise:
@@ -126,7 +133,11 @@ def get_exercise(key: str) -> Exercise:
         return get_topic(topic_key).exercise(name)
     matches = [e for t in topics() for e in t.exercises if e.name == key]
     if len(matches) != 1:
-        raise KeyError(f"unknown exercise {key!r}; write it as TOPIC.NAME, e.g. ex03_softmax.softmax")
+        close = difflib.get_close_matches(key, [e.qualname for e in all_exercises()]
+                                          + [e.name for e in all_exercises()], n=1, cutoff=0.6)
+        guess = f"did you mean {close[0]!r}? " if close else ""
+        raise KeyError(f"unknown exercise {key!r}; {guess}write it as TOPIC.NAME, e.g. "
+                       "ex03_softmax.softmax")
     return matches[0]
 
 

@@ -32,7 +32,8 @@ def tolerance(dtype: str) -> tuple[float, float]:
 
 
 def _fmt_index(idx: tuple[int, ...]) -> str:
-    return "(" + ", ".join(str(i) for i in idx) + ")" if len(idx) != 1 else f"({idx[0]})"
+    """How NumPy indexes the entry: ``[0]``, ``[1, 2]``; a 0-d array has only ``[()]``."""
+    return "[" + ", ".join(str(i) for i in idx) + "]" if idx else "[()]"
 
 
 def compare(got: np.ndarray, expected: np.ndarray, rtol: float, atol: float) -> str | None:
@@ -74,7 +75,7 @@ def compare(got: np.ndarray, expected: np.ndarray, rtol: float, atol: float) -> 
         what = "a finite number (or the wrong infinity) where an infinity was expected"
     else:
         what = f"max abs error {worst:.3g}, max rel error {worst_rel:.3g}"
-    detail = "" if HIDDEN.get() else f"; there expected {e[idx].item()!r}, got {g[idx].item()!r}"
+    detail = "" if HIDDEN.get() else f": expected {e[idx].item()!r}, got {g[idx].item()!r}"
     return (f"{n} of {e.size} entries off (rtol {rtol:g}, atol {atol:g}): {what}; "
             f"first at index {_fmt_index(idx)}{detail}")
 

@@ -67,6 +67,9 @@ def cmd_hint(args: argparse.Namespace) -> int:
     except KeyError as exc:
         print(f"course hint: {exc.args[0]}", file=sys.stderr)
         return 2
+    if not 1 <= args.level <= len(ex.hints):  # said, not silently clamped (a tester's note)
+        print(f"course hint: {ex.qualname} has hint levels 1 to {len(ex.hints)}; showing "
+              f"{'all' if args.level > len(ex.hints) else 'the first'}", file=sys.stderr)
     tiers = ex.hints[: max(1, min(args.level, len(ex.hints)))]
     for i, h in enumerate(tiers, 1):
         print(f"Hint {i}/{len(ex.hints)}: {h}")
@@ -136,7 +139,9 @@ def cmd_submit(args: argparse.Namespace) -> int:
     if folder is None:
         return 2
     # The zip's stem is the submission's id when graded: name it after the student.
-    out = args.out or re.sub(r"[^A-Za-z0-9_.-]", "_", student.student_id(args.id)) + ".zip"
+    # A leading dot would hide the zip, and `course grade` refuses such an id: drop it.
+    name = re.sub(r"[^A-Za-z0-9_.-]", "_", student.student_id(args.id)).lstrip(".")
+    out = args.out or (name or "submission") + ".zip"
     return student.submit(folder, Path(out), args.id, check=not args.no_check)
 
 
@@ -153,6 +158,9 @@ def cmd_grade(args: argparse.Namespace) -> int:
     except submission.UsageError as exc:
         print(f"course grade: {exc}", file=sys.stderr)
         return 2
+    if not paths:
+        print(f"course grade: no submissions found ({args.class_dir} has no folder or .zip "
+              "child); writing empty outputs", file=sys.stderr)
     limits = Limits(call_seconds=args.call_timeout, submission_seconds=args.submission_timeout)
     t0 = time.monotonic()
     try:

@@ -172,15 +172,31 @@ def grade_batch(paths: list[Path], out: Path, *, jobs: int = 1, limits: Limits |
     (``plan_batches=False`` grades every call one at a time, as `course check` does).
     """
     out.mkdir(parents=True, exist_ok=True)
+    for sub in ("results", "feedback"):  # there even for an empty class, as the CLI says
+        (out / sub).mkdir(exist_ok=True)
     outputs.remove_stale_temps(out)  # a batch killed mid-write left them; they are no result
     hide = sorted({str(out.resolve()), *(str(p.resolve().parent) for p in paths)})
     cfg = {"out": str(out), "limits": (limits or Limits()).to_json(), "hide": hide,
            "hidden": hidden, "version": outputs.grader_version(),
            "visibility": visibility_hidden}
     summaries: list[Summary] = []
-    jobs = max(1, min(jobs, len(paths) or 1))
+    # Whether to plan depends on the whole batch, resumed ones included: a resumed run must
+    # write what an uninterrupted one would have.
     cfg["plan"] = plan_batches and len(paths) >= PLAN_MIN
-    if jobs == 1:
+    todo = []
+    for p in paths:  # unchanged submissions first: a re-run of a graded class starts no slot
+        done = _resumable(out, submission.load(p), cfg["version"])
+        if done is None:
+            todo.append(p)
+            continue
+        summaries.append(done)
+        if progress:
+            progress(done)
+    paths = todo
+    jobs = max(1, min(jobs, len(paths) or 1))
+    if not paths:
+        pass
+    elif jobs == 1:
         q: mp.Queue = _ListQueue([0])
         _init_slot(q, cfg)
         try:
@@ -191,6 +207,8 @@ def grade_batch(paths: list[Path], out: Path, *, jobs: int = 1, limits: Limits |
                     progress(s)
         finally:
             _slot.close()
+            if _public_slot is not None:
+                _public_slot.close()
     else:
         ctx = mp.get_context("spawn")
         q = ctx.Queue()

@@ -49,6 +49,11 @@ def write_atomic(path: Path, data: str | bytes) -> None:
             f.write(data.encode("utf-8", "backslashreplace") if isinstance(data, str) else data)
             f.flush()
             os.fsync(f.fileno())
+        # mkstemp makes 0600; outputs are ordinary files (a tester found grades.csv unreadable
+        # to their group): 0666 less the umask, as open() would give.
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):

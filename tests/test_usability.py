@@ -1,0 +1,81 @@
+"""Rough edges a new user met (fresh-clone trial), each pinned down.
+
+An empty class wrote no results/ or feedback/ although the CLI named them; ``--id ../evil``
+made a hidden ``.._evil.zip`` that `course grade` then refused; outputs were mode 0600; a
+re-run of an unchanged class started worker slots and graded the reference again; value
+failures printed "first at index (0); there expected …"; a typo in a topic got no suggestion.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from autograder import catalogue, checks, cli, grade
+from tests.helpers import SOLUTIONS
+
+
+def test_an_empty_class_still_writes_every_output(tmp_path, capsys):
+    (tmp_path / "class").mkdir()
+    out = tmp_path / "out"
+    assert cli.main(["grade", "--class", str(tmp_path / "class"), "--out", str(out)]) == 0
+    assert "no submissions found" in capsys.readouterr().err
+    assert (out / "results").is_dir() and (out / "feedback").is_dir()
+    assert (out / "grades.csv").read_text().startswith("id,ex01_vectors,")
+
+
+@pytest.mark.parametrize("given, expected", [("../evil", "_evil.zip"), ("...", "submission.zip"),
+                                             ("ada lovelace", "ada_lovelace.zip")])
+def test_a_submit_id_never_makes_a_hidden_zip(tmp_path, monkeypatch, given, expected):
+    folder = tmp_path / "exercises"
+    folder.mkdir()
+    (folder / "ex01_vectors.py").write_text("x = 1\n")
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["submit", "--dir", str(folder), "--id", given, "--no-check"]) == 0
+    assert (tmp_path / expected).is_file()
+
+
+@pytest.mark.slow
+def test_outputs_are_ordinary_files_and_a_rerun_starts_no_slot(tmp_path, monkeypatch):
+    sub = tmp_path / "class" / "alice"
+    sub.mkdir(parents=True)
+    shutil.copy(SOLUTIONS / "ex01_vectors.py", sub)
+    out = tmp_path / "out"
+    old = os.umask(0o022)
+    try:
+        grade.grade_batch([sub], out)
+    finally:
+        os.umask(old)
+    for p in [out / "grades.csv", out / "report.html", *out.glob("results/*.json"),
+              *out.glob("feedback/*.md")]:
+        assert stat.S_IMODE(p.stat().st_mode) == 0o644, p
+
+    def no_slot(*args):
+        raise AssertionError("an unchanged submission started a worker slot")
+
+    monkeypatch.setattr(grade, "_init_slot", no_slot)
+    [again] = grade.grade_batch([sub], out)
+    assert again.resumed and again.total == 14
+
+
+def test_a_value_failure_names_the_entry_as_numpy_indexes_it():
+    got, expected = np.array([1.0, 2.0, 3.5]), np.array([1.0, 2.0, 3.0])
+    assert checks.compare(got, expected, 1e-7, 1e-7).endswith(
+        "first at index [2]: expected 3.0, got 3.5")
+    assert "first at index [1, 0]" in checks.compare(np.array([[1.0, 2.0], [0.0, 4.0]]),
+                                                      np.array([[1.0, 2.0], [3.0, 4.0]]), 1e-7, 1e-7)
+    assert "first at index [()]" in checks.compare(np.array(1.0), np.array(2.0), 1e-7, 1e-7)
+
+
+def test_a_misspelt_topic_or_exercise_gets_a_suggestion():
+    with pytest.raises(KeyError, match="did you mean 'softmax'"):
+        catalogue.get_topic("sofmax")
+    with pytest.raises(KeyError, match="did you mean 'softmax'"):
+        catalogue.get_exercise("ex03_softmax.softmx")
+    with pytest.raises(KeyError, match="did you mean"):
+        catalogue.get_exercise("logsumexpp")

@@ -7,7 +7,6 @@ file); nothing else lists them.
 from __future__ import annotations
 
 import difflib
-
 import functools
 import sys
 from dataclasses import dataclass

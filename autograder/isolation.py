@@ -239,6 +239,25 @@ def _private_tmp(keep: list[str]) -> list[str]:
     return done
 
 
+def _private_proc() -> bool:
+    """In our mount namespace, a /proc of our own that lists only our own uid's processes.
+
+    Red team: a hidden test's worker put that test's inputs in a child's command line, and
+    another submission's public-test worker, graded at the same time on another slot, read it
+    from /proc and raised it in a visible message. ``hidepid=2`` hides other uids' processes
+    (each slot's workers have their own uid). Only on Linux 5.8 and later, where each proc
+    mount has its own options: before, the option would change the host's /proc too.
+    """
+    try:
+        release = tuple(int(x) for x in os.uname().release.split("-")[0].split(".")[:2])
+    except ValueError:
+        return False
+    if release < (5, 8):
+        return False
+    return _libc_handle().mount(b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+                                b"hidepid=2") == 0
+
+
 def die_with_parent() -> None:
     """SIGKILL this process when its parent dies (the uid change clears it: call it after)."""
     import signal
@@ -273,6 +292,7 @@ def enter(cmd: dict) -> dict:
             if _hide(p):
                 applied["hidden"].append(p)
         applied["private_tmp"] = _private_tmp(needed)
+        applied["private_proc"] = _private_proc()
     uid, gid = cmd.get("uid"), cmd.get("gid")
     if uid is not None and not reachable_by_others(needed):
         # No namespace to open the interpreter's closed parents in (some containers): the

@@ -144,8 +144,10 @@ def results_json(g: Graded, visibility_hidden: str = "after_published") -> str:
     if g.output.strip():
         # Instructors only (extra_data): what student code printed while a hidden test ran
         # could spell out that test's inputs, and Gradescope shows `output` to students.
-        summary.append(f"Output of your code: {len(g.output)} characters, kept for the "
-                       "instructors only (printing during hidden tests could reveal them).")
+        # Not even its length: a submission printed N characters with N made of a hidden
+        # input's values (red team).
+        summary.append("Output of your code: kept for the instructors only (printing during "
+                       "hidden tests could reveal them).")
         student_output = g.output[:8000]
         if len(g.output) > 8000:  # say so, or a flood's "[output … dropped]" note is lost too
             student_output += f"\n[{len(g.output) - 8000} more characters of output not shown]"

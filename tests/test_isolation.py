@@ -75,6 +75,17 @@ def fork_bomb(n):
         kids += 1
     return kids
 
+def mypid():
+    return os.getpid()
+
+def sees(pid):
+    """Whether /proc shows process ``pid`` (and its command line)."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return len(f.read()) > 0
+    except OSError:
+        return False
+
 def start_thread():
     try:
         t = threading.Thread(target=lambda: None)
@@ -179,6 +190,15 @@ def test_a_worker_cannot_replace_the_output_file_the_grader_reads(pair):
     assert call(a, "write", "../intruder") == "PermissionError"
 
 
+def test_a_worker_cannot_see_another_slots_processes(pair):
+    """Red team: hidden inputs put in a process's command line were read from /proc by another
+    submission's public-test worker graded at the same time on another slot."""
+    a, b = pair
+    pid_a, pid_b = call(a, "mypid"), call(b, "mypid")
+    assert call(a, "sees", pid_a) and call(b, "sees", pid_b)  # its own: yes
+    assert not call(a, "sees", pid_b) and not call(b, "sees", pid_a)
+
+
 def test_a_fork_bomb_in_one_slot_leaves_the_other_slot_full_marks(pair):
     a, b = pair
     kids = call(a, "fork_bomb", 500)
@@ -200,3 +220,4 @@ def _owner(pid: str) -> int | None:
         return Path(f"/proc/{pid}").stat().st_uid
     except OSError:
         return None
+

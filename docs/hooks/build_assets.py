@@ -6,9 +6,14 @@ Runs before every build (``on_pre_build``) and writes into ``docs/generated/`` (
   sources (``docs/notebooks/NN-*.py``, jupytext percent scripts) with ``COURSE_FIGURES`` set,
   so the pictures on the site are exactly the ones a reader's notebook draws, from the solutions;
 - ``gpt2-matmuls.md``: GPT-2 small's matmul catalogue, built by ``transformer_matmuls``;
+- ``evidence-*.md``: the small tables of measured numbers that lessons 1 and 3 show (random
+  cosines, the √d_k scaling, softmax saturating), computed with the solutions' functions;
 - ``exercise-exNN_*.md``: each lesson's closing exercise box, read from the one catalogue
   (``autograder/catalogue.toml``), with the stubs included by their snippet sections;
 - ``notebooks/NN-*.ipynb``: the companion notebooks, for download.
+
+Each page's HTML also passes through ``on_page_content``, which keeps inline maths and the
+punctuation after it on one line.
 
 Files are rewritten only when their bytes change (``mkdocs serve`` watches ``docs/``), and the
 whole step is skipped when none of its inputs changed since the last run.
@@ -144,6 +149,103 @@ def gpt2_matmul_table() -> str:
             f"{fmt_shape(r['out'])} | {params} | {r['flops'] / 1e9:,.2f} |"
         )
     return "\n".join(lines) + "\n"
+
+
+# ----------------------------------------------------------------------------- evidence tables
+# Seeded, so the site shows the same numbers on every build; sizes kept small so the whole
+# set takes well under a second.
+EVIDENCE_SEED = 0
+COSINE_DIMS = (2, 64, 768)
+SCALING_DIMS = (16, 64, 256)
+SATURATION_GAINS = (1, 2, 4, 8, 16)
+LOGITS = (2.0, 1.0, 0.1)  # lesson 3's example logits
+
+
+def random_cosines(d: int, pairs: int = 2000, seed: int = EVIDENCE_SEED):
+    """Cosines of ``pairs`` pairs of independent Gaussian vectors in d dimensions, (pairs,)."""
+    import numpy as np
+
+    from solutions.ex01_vectors import normalize_rows
+
+    rng = np.random.default_rng(seed)
+    u, v = normalize_rows(rng.normal(size=(pairs, d))), normalize_rows(rng.normal(size=(pairs, d)))
+    return (u * v).sum(axis=-1)
+
+
+def cosine_table() -> str:
+    lines = [
+        (
+            "| dimension $d$ | mean $\\lvert\\cos\\rvert$ | std of $\\cos$ | $1/\\sqrt d$ "
+            "| pairs with $\\lvert\\cos\\rvert > 0.5$ |"
+        ),
+        "|--:|--:|--:|--:|--:|",
+    ]
+    for d in COSINE_DIMS:
+        c = random_cosines(d)
+        share = 100 * float((abs(c) > 0.5).mean())
+        lines.append(
+            f"| {d} | {abs(c).mean():.3f} | {c.std():.3f} | {d**-0.5:.3f} | {share:.1f} % |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def score_scaling(d: int, n: int = 400, keys: int = 16, seed: int = EVIDENCE_SEED):
+    """Raw and scaled scores of n unit-variance queries against n keys, and the mean largest
+    softmax weight over the first ``keys`` keys: (std raw, std scaled, top raw, top scaled)."""
+    import numpy as np
+
+    from solutions.ex02_projections import attention_scores
+    from solutions.ex03_softmax import softmax
+
+    rng = np.random.default_rng(seed + d)
+    Q, K = rng.normal(size=(n, d)), rng.normal(size=(n, d))
+    raw, scaled = attention_scores(Q, K, scale=1.0), attention_scores(Q, K)
+    top = [float(softmax(s[:, :keys], axis=-1).max(axis=-1).mean()) for s in (raw, scaled)]
+    return float(raw.std()), float(scaled.std()), top[0], top[1]
+
+
+def scaling_table() -> str:
+    lines = [
+        (
+            "| $d_k$ | $\\sqrt{d_k}$ | std of $q \\cdot k$ | std of $q \\cdot k / \\sqrt{d_k}$ "
+            "| top weight over 16 keys, unscaled | scaled |"
+        ),
+        "|--:|--:|--:|--:|--:|--:|",
+    ]
+    for d in SCALING_DIMS:
+        raw, scaled, top_raw, top_scaled = score_scaling(d)
+        lines.append(
+            f"| {d} | {d**0.5:g} | {raw:.2f} | {scaled:.3f} | {top_raw:.3f} | {top_scaled:.3f} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def saturation_table() -> str:
+    import numpy as np
+
+    from solutions.ex03_softmax import softmax, softmax_jacobian
+
+    lines = [
+        "| logits | largest probability | the rest, together | largest $\\lvert J_{ij} \\rvert$ |",
+        "|---|--:|--:|--:|",
+    ]
+    for gain in SATURATION_GAINS:
+        z = gain * np.array(LOGITS)
+        p = softmax(z)
+        shown = ", ".join(f"{v:g}" for v in z)
+        jac = abs(softmax_jacobian(p)).max()
+        # the rest as 1 - max would cancel to 0 in float64; summing the small entries does not
+        lines.append(f"| [{shown}] | {p.max():.4f} | {np.sort(p)[:-1].sum():.1e} | {jac:.1e} |")
+    return "\n".join(lines) + "\n"
+
+
+def evidence_tables() -> dict[str, str]:
+    """The evidence fragments by file name, each computed with the solutions."""
+    return {
+        "evidence-cosines.md": cosine_table(),
+        "evidence-scaling.md": scaling_table(),
+        "evidence-saturation.md": saturation_table(),
+    }
 
 
 # ----------------------------------------------------------------------------- exercise boxes
@@ -323,6 +425,8 @@ def generate(force: bool = False, dest: Path = GENERATED) -> None:
     topics = load_catalogue()
     with repo_on_path():
         write_if_changed(dest / "gpt2-matmuls.md", gpt2_matmul_table())
+        for name, table in evidence_tables().items():
+            write_if_changed(dest / name, table)
     for topic in topics:
         write_if_changed(dest / f"exercise-{topic.module}.md", exercise_box(topic))
     write_if_changed(dest / "reference-modules.md", reference_modules(topics))
@@ -333,9 +437,25 @@ def generate(force: bool = False, dest: Path = GENERATED) -> None:
     write_if_changed(stamp, digest)
 
 
+# ----------------------------------------------------------------------------- typography
+# Inline maths followed by punctuation: "$x$," would otherwise let the browser wrap the comma
+# onto the next line, since MathJax renders the maths as an inline block.
+MATH_THEN_PUNCTUATION = re.compile(r'(<span class="arithmatex">[^<]*</span>)([.,;:!?)\]]+)')
+
+
+def keep_punctuation(html: str) -> str:
+    """Wrap each inline maths span and the punctuation right after it in one unbreakable span
+    (styled ``white-space: nowrap`` by ``docs/stylesheets/extra.css``)."""
+    return MATH_THEN_PUNCTUATION.sub(r'<span class="math-punct">\1\2</span>', html)
+
+
 # ----------------------------------------------------------------------------- mkdocs events
 def on_pre_build(config, **kwargs) -> None:
     generate()
+
+
+def on_page_content(html: str, **kwargs) -> str:
+    return keep_punctuation(html)
 
 
 def on_post_build(config, **kwargs) -> None:

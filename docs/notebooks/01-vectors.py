@@ -119,7 +119,9 @@ fig, axes = plt.subplots(1, 2, figsize=(6.4, 2.9), constrained_layout=True)
 for ax, grid, title in [(axes[0], raw, "raw dot products"), (axes[1], normalised, "unit vectors")]:
     im = ax.imshow(grid, cmap="Reds", vmin=0.5, vmax=1.0)
     for (i, j), value in np.ndenumerate(grid):
-        ax.text(j, i, f"{value:.3g}", ha="center", va="center", fontsize=11)
+        dark = value > 0.8  # the upper part of the colour scale: white text reads there
+        colour = "white" if dark else "black"
+        ax.text(j, i, f"{value:#.3g}", ha="center", va="center", fontsize=12, color=colour)
     ax.set(
         xticks=[0, 1],
         yticks=[0, 1],

@@ -26,8 +26,10 @@ ROOT = next(p for p in [Path.cwd(), *Path.cwd().parents] if (p / "exercises").is
 sys.path.insert(0, str(ROOT))
 try:
     from solutions import ex02_projections as ex
+    from solutions import ex03_softmax as ex3
 except ImportError:
     from exercises import ex02_projections as ex
+    from exercises import ex03_softmax as ex3
 
 plt.rcParams.update(
     {
@@ -64,30 +66,33 @@ X = np.array(
 )  # x2: X is (n, d_model) = (2, 4)
 W_Q = np.array([[1, 0], [0, 1], [1, -1], [0, 1]], dtype=float)  # (d_model, d_k)
 W_K = np.array([[0, 1], [1, 0], [-1, 1], [1, 0]], dtype=float)
-W_V = np.eye(4)[:, :2]  # any (d_model, d_v) will do here
+W_V = np.array([[1, 0], [2, 0], [0, 1], [0, 0]], dtype=float)  # (d_model, d_v)
 
 Q, K, V = ex.project_qkv(X, W_Q, W_K, W_V)
 print("q1 =", Q[0], " k2 =", K[1])  # [3, -3] and [1, 1]
+print("v1 =", V[0], " v2 =", V[1])  # [1, 2] and [2, 1]
 scores = ex.attention_scores(Q, K)  # Q K^T / sqrt(d_k), shape (2, 2)
 print(np.round(scores, 2))  # [[-12.73, 0], [0, 1.41]]
+weights = ex3.softmax(scores, axis=-1)  # each row sums to 1
+print(np.round(weights, 6))  # [[0.000003, 0.999997], [0.19557, 0.80443]]
+print(np.round(weights @ V, 3))  # [[2, 1], [1.804, 1.196]]
 # --8<-- [end:toy]
 
 # %% [markdown]
 # ## Up, then down
-# The lesson writes these two maps in column form (`W @ v`); in row form they are
-# `v @ W.T`, which is what `linear` computes.
+# Row vectors times matrices, `v @ W`, as the lesson writes them and `linear` computes them.
 
 # %%
 # --8<-- [start:updown]
 cat = np.array([0.8, 0.3])
-W_up = np.array([[0.6, 0.1], [0.25, 0.3], [0.5, 0.5]])  # (3, 2): tall, column form
-W_down = np.array([[0.4, 0.5, 0.2], [0.3, 0.1, 0.6]])  # (2, 3): wide, column form
+W_up = np.array([[0.6, 0.25, 0.5], [0.1, 0.3, 0.5]])  # (2, 3): 2 -> 3
+W_down = np.array([[0.4, 0.3], [0.5, 0.1], [0.2, 0.6]])  # (3, 2): 3 -> 2
 
-lifted = ex.linear(cat, W_up.T)  # [0.51, 0.29, 0.55]
-back = ex.linear(lifted, W_down.T)  # [0.459, 0.512]
-null = np.cross(W_down[0], W_down[1])  # [0.28, -0.18, -0.11]: sent to zero
-print(lifted, back, null, ex.linear(null, W_down.T))
-assert np.allclose(ex.compose(W_up.T, W_down.T), (W_down @ W_up).T)
+lifted = ex.linear(cat, W_up)  # [0.51, 0.29, 0.55]
+back = ex.linear(lifted, W_down)  # [0.459, 0.512]
+null = np.cross(W_down[:, 0], W_down[:, 1])  # [0.28, -0.18, -0.11]
+print(lifted, back, null, ex.linear(null, W_down))  # null is sent to [0, 0]
+assert np.allclose(ex.compose(W_up, W_down), W_up @ W_down)  # one 2 x 2 map
 # --8<-- [end:updown]
 
 # %%

@@ -66,7 +66,8 @@ with np.errstate(over="ignore", invalid="ignore"):
     naive = np.exp(big) / np.exp(big).sum()  # inf / inf
 print(naive)  # [nan, nan]
 print(ex.softmax(big))  # [0.269, 0.731], same as softmax([0, 1])
-print(ex.softmax(np.array([12.0, 0.0], dtype=np.float16)))  # float16 in, float16 out, no inf
+# float16 in, float16 out, and no inf on the way:
+print(ex.softmax(np.array([12.0, 0.0], dtype=np.float16)))
 # --8<-- [end:overflow]
 
 # %% [markdown]
@@ -75,13 +76,13 @@ print(ex.softmax(np.array([12.0, 0.0], dtype=np.float16)))  # float16 in, float1
 # %%
 temperatures = [0.25, 0.5, 1.0, 2.0, 5.0]
 fig, axes = plt.subplots(
-    1, len(temperatures), figsize=(10, 2.4), sharey=True, constrained_layout=True
+    1, len(temperatures), figsize=(8, 2.4), sharey=True, constrained_layout=True
 )
 for ax, T in zip(axes, temperatures):
     p = ex.softmax(z, temperature=T)
     ax.bar(["2.0", "1.0", "0.1"], p, color=["tab:red", "tab:orange", "tab:grey"])
     for i, value in enumerate(p):
-        ax.text(i, value + 0.02, f"{value:.3f}", ha="center", fontsize=8)
+        ax.text(i, value + 0.02, f"{value:.3f}", ha="center", fontsize=9)
     ax.set(title=f"T = {T:g}", ylim=(0, 1.1), xlabel="logit")
 axes[0].set_ylabel("probability")
 show(fig, "03-temperatures")

@@ -115,6 +115,23 @@ ax.legend()
 show(fig, "04-error-vs-k")
 
 # %% [markdown]
+# ## A picture at rank k
+# A made-up 96 x 96 greyscale picture (a disc, a bar and a soft gradient), kept at a few
+# ranks. Storage for rank k is k(m + n + 1) numbers against m n for the full picture.
+
+# %%
+m = 96
+yy, xx = np.mgrid[0:m, 0:m] / m
+picture = 0.3 * xx + ((xx - 0.6) ** 2 + (yy - 0.4) ** 2 < 0.06) + 0.8 * (np.abs(yy - 0.75) < 0.06)
+fig, axes = plt.subplots(1, 4, figsize=(7.2, 2.2), constrained_layout=True)
+for ax, k in zip(axes, [None, 1, 4, 16]):
+    shown = picture if k is None else ex.low_rank_approx(picture, k)
+    share = 100 if k is None else 100 * k * (2 * m + 1) / m**2
+    ax.imshow(shown, cmap="gray", vmin=0, vmax=1.3)
+    ax.set(xticks=[], yticks=[], title=("full" if k is None else f"rank {k}") + f": {share:.0f} %")
+show(fig, "04-picture-ranks")
+
+# %% [markdown]
 # ## LoRA
 
 # %%

@@ -58,10 +58,37 @@ def show(fig, name):
 # %%
 # --8<-- [start:masks]
 print(ex.causal_mask(4, 4, device=device).int())  # lower triangular
-print(ex.causal_mask(2, 5, device=device).int())  # 2 new queries at positions 3 and 4
-# PyTorch's is_causal=True would align the 2 x 5 diagonal at the top left instead:
+# 2 new queries at positions 3 and 4
+print(ex.causal_mask(2, 5, device=device).int())
+# PyTorch's is_causal=True aligns the 2 x 5 diagonal at the top left instead:
 print(torch.ones(2, 5, dtype=torch.bool).tril().int())
 # --8<-- [end:masks]
+
+# %% [markdown]
+# ## Lesson 2's two tokens under each mask
+# q, k and v are the projected toy tokens of lesson 2 (queries and keys of width 2).
+
+# %%
+# --8<-- [start:worked]
+q = torch.tensor([[3.0, -3.0], [1.0, 1.0]], device=device)  # q1, q2: (L, E)
+k = torch.tensor([[-3.0, 3.0], [1.0, 1.0]], device=device)  # k1, k2: (S, E)
+v = torch.tensor([[1.0, 2.0], [2.0, 1.0]], device=device)  # v1, v2: (S, E_v)
+attend = ex.scaled_dot_product_attention
+
+plain = attend(q, k, v)  # [[2.000, 1.000], [1.804, 1.196]]
+causal = attend(q, k, v, is_causal=True)  # row 1 is now v1
+
+# Token 2 is padding: a key mask of shape (B, h, L, S) = (1, 1, 1, 2).
+keep = torch.tensor([True, False], device=device).view(1, 1, 1, 2)
+qb, kb, vb = (t.view(1, 1, 2, 2) for t in (q, k, v))  # B = h = 1
+padded = attend(qb, kb, vb, mask=keep)  # both rows are v1
+
+# Decoding with a cache: step 1 sees k1, v1; step 2 has L = 1, S = 2.
+step1 = attend(q[:1], k[:1], v[:1])
+step2 = attend(q[1:], k, v, is_causal=True)
+assert torch.allclose(torch.cat([step1, step2]), causal)  # the same rows
+print(plain, causal, padded, sep="\n")
+# --8<-- [end:worked]
 
 # %% [markdown]
 # ## A heat map for one sentence
@@ -87,15 +114,10 @@ for (i, j), w in zip(
     torch.cartesian_prod(torch.arange(6), torch.arange(6)).tolist(), weights.flatten().tolist()
 ):
     if j <= i:
-        ax.text(
-            j,
-            i,
-            f"{w:.2f}",
-            ha="center",
-            va="center",
-            fontsize=8,
-            color="white" if w > 0.6 else "black",
-        )
+        colour = "white" if w > 0.6 else "black"
+        ax.text(j, i, f"{w:.2f}", ha="center", va="center", fontsize=9, color=colour)
+    else:  # masked: a visible mark, so that "hidden" does not read as "weight 0 by chance"
+        ax.text(j, i, "×", ha="center", va="center", fontsize=11, color="tab:grey")
 ax.set(
     xticks=range(6),
     yticks=range(6),

@@ -116,6 +116,27 @@ theta = ex.rope_angles(np.array([1]), 64)[0]  # angles at position 1 = the frequ
 print(theta[0], theta[-1])  # 1.0 and about 0.000133
 
 # %% [markdown]
+# ## Wavelengths and the decay with distance
+# Pair i repeats every 2 pi / theta_i positions. Identical all-ones queries and keys score
+# high at offset 0 and, on average, less and less as the offset grows.
+
+# %%
+wavelengths = 2 * np.pi / theta  # positions per full turn, pair by pair
+offsets = np.arange(0, 1001)
+ones = np.ones((1, 64))
+q0 = ex.apply_rope(ones, np.array([0]))
+far = ex.apply_rope(np.tile(ones, (len(offsets), 1)), offsets)
+decay = (far @ q0.T)[:, 0] / 64  # score at each offset, 1 at offset 0
+
+fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(7.2, 2.9), constrained_layout=True)
+ax1.semilogy(np.arange(32), wavelengths, "o", ms=4)
+ax1.set(xlabel="pair i", ylabel="wavelength (positions)", title="One turn of each pair")
+ax2.plot(offsets, decay, lw=1.2)
+ax2.axhline(0, color="grey", lw=0.8)
+ax2.set(xlabel="offset n - m", ylabel="score / d", title="All-ones q and k, d = 64")
+show(fig, "06-rope-wavelengths")
+
+# %% [markdown]
 # Half-split and interleaved layouts differ by a permutation of the coordinates:
 # moving dimension 2i to i and 2i + 1 to i + d/2 turns one into the other.
 

@@ -60,15 +60,36 @@ def show(fig, name):
 # --8<-- [start:bptt]
 rng = np.random.default_rng(0)
 d, T_max = 16, 60
-Q, _ = np.linalg.qr(rng.normal(size=(d, d)))  # orthogonal: every |eigenvalue| is 1
+Q, _ = np.linalg.qr(rng.normal(size=(d, d)))  # orthogonal: every |λ| is 1
 distances = np.arange(1, T_max + 1)
 norms = {}
 for lam in (0.9, 1.0, 1.1):
     W_hh = lam * Q
     assert np.isclose(ex.spectral_radius(W_hh), lam)
-    norms[lam] = [np.linalg.norm(ex.bptt_jacobian(W_hh, np.zeros((T, d))), 2) for T in distances]
+    jacobians = [ex.bptt_jacobian(W_hh, np.zeros((T, d))) for T in distances]
+    norms[lam] = [np.linalg.norm(J, 2) for J in jacobians]
 print(norms[0.9][49], norms[1.1][49])  # 0.9**50 = 0.00515, 1.1**50 = 117.4
 # --8<-- [end:bptt]
+
+# %% [markdown]
+# ## Spectral radius below 1, gradient exploding all the same
+# A non-normal W_hh: its eigenvalues are small but its largest singular value is not. When the
+# two units take turns saturating, the product of Jacobians grows instead of shrinking.
+
+# %%
+# --8<-- [start:nonnormal]
+W_hh = np.array([[3.29, 11.7], [-0.86, -3.29]])
+sigma_max = np.linalg.norm(W_hh, 2)
+print(ex.spectral_radius(W_hh), sigma_max)  # 0.87 and 12.6
+# every tanh factor is 1: W_hh ** 50
+linear = ex.bptt_jacobian(W_hh, np.zeros((50, 2)))
+# unit 2 saturates, then 1
+alternating = np.tile([[0.0, 6.0], [6.0, 0.0]], (25, 1))
+exploded = ex.bptt_jacobian(W_hh, alternating)
+# 0.0011 and 1.2e25
+print(np.linalg.norm(linear, 2), np.linalg.norm(exploded, 2))
+assert np.linalg.norm(exploded, 2) <= sigma_max**50  # the bound holds, loosely
+# --8<-- [end:nonnormal]
 
 # %%
 fig, ax = plt.subplots(figsize=(5.2, 3.2))

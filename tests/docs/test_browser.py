@@ -3,14 +3,17 @@
 Debian's chromium (installed by ``scripts/install_chromium.sh`` when missing and running as root)
 is driven by Playwright. The site is served from 127.0.0.1 by a thread of this process; every
 request for another host is aborted and reported. On each page: the maths is typeset (no raw
-TeX left), every image loads, and the console stays free of errors. Searching for "softmax"
-must find the softmax lesson.
+TeX left), every image loads, and the console stays free of errors. Every lesson is
+screenshotted whole (into ``$DOCS_SCREENSHOTS`` when set, for a person to look at; a temporary
+folder otherwise), and each lesson's "Check yourself" answers start folded. Searching for
+"softmax" must find the softmax lesson.
 """
 
 from __future__ import annotations
 
 import functools
 import http.server
+import os
 import subprocess
 import threading
 from pathlib import Path
@@ -130,8 +133,30 @@ def site_pages(site: Path) -> list[str]:
     return ["" if p == "." else p + "/" for p in pages]
 
 
-def test_every_page_renders_offline(built_site, server, browser):
-    context = browser.new_context()
+def screenshot_dir(tmp_path_factory) -> Path:
+    chosen = os.environ.get("DOCS_SCREENSHOTS")
+    if chosen:
+        Path(chosen).mkdir(parents=True, exist_ok=True)
+        return Path(chosen)
+    return tmp_path_factory.mktemp("screenshots")
+
+
+# Display maths and the code a lesson shows (not the folded stubs of its exercise box) must
+# fit the text column: a sideways scroll hides the end of an equation or a comment.
+OVERFLOWING = """() => [...document.querySelectorAll(
+    '.md-content div.arithmatex, .md-content pre > code')]
+  .filter(el => !el.closest('details') && el.scrollWidth > el.clientWidth + 2)
+  .map(el => el.textContent.trim().slice(0, 60))"""
+
+FOLDED = """() => {
+  const boxes = [...document.querySelectorAll('.md-content details.question')];
+  return {count: boxes.length, open: boxes.filter(d => d.open).length};
+}"""
+
+
+def test_every_page_renders_offline(built_site, server, browser, tmp_path_factory):
+    shots = screenshot_dir(tmp_path_factory)
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
     watch = Watch(context)
     pages = site_pages(built_site)
     assert len(pages) >= 18, pages
@@ -158,6 +183,17 @@ def test_every_page_renders_offline(built_site, server, browser):
             "generated/figures/" in (i["src"] or "") for i in result["images"]
         ):
             failures.append(f"{path}: no figure")
+        if path.startswith("lessons/"):
+            shot = shots / (path.strip("/").replace("/", "-") + ".png")
+            page.screenshot(path=str(shot), full_page=True)
+            if shot.stat().st_size < 50_000:  # a blank or unstyled page compresses to little
+                failures.append(f"{path}: screenshot {shot} is nearly empty")
+            wide = page.evaluate(OVERFLOWING)
+            if wide:
+                failures.append(f"{path}: wider than the column: {wide[:3]}")
+            folded = page.evaluate(FOLDED)
+            if not 4 <= folded["count"] <= 6 or folded["open"]:
+                failures.append(f"{path}: check-yourself questions {folded} (want 4-6, folded)")
         page.close()
     context.close()
     assert typeset > 300, f"only {typeset} maths elements typeset on the whole site"

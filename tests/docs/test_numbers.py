@@ -61,23 +61,49 @@ L2 = "02-projections.md"
 X_toy = np.array([[1.0, 0.0, 2.0, -1.0], [0.0, 1.0, 1.0, 1.0]])
 W_Q = np.array([[1, 0], [0, 1], [1, -1], [0, 1]], dtype=float)
 W_K = np.array([[0, 1], [1, 0], [-1, 1], [1, 0]], dtype=float)
-W_up = np.array([[0.6, 0.1], [0.25, 0.3], [0.5, 0.5]])  # column form, as printed
-W_down = np.array([[0.4, 0.5, 0.2], [0.3, 0.1, 0.6]])
+W_V = np.array([[1, 0], [2, 0], [0, 1], [0, 0]], dtype=float)
+W_up = np.array([[0.6, 0.25, 0.5], [0.1, 0.3, 0.5]])  # row form (d_in, d_out), as printed
+W_down = np.array([[0.4, 0.3], [0.5, 0.1], [0.2, 0.6]])
+
+
+def toy_qkv():
+    return ex2.project_qkv(X_toy, W_Q, W_K, W_V)
 
 
 def toy_qk():
-    Q, K, _ = ex2.project_qkv(X_toy, W_Q, W_K, np.eye(4)[:, :2])
-    return Q, K
+    return toy_qkv()[:2]
+
+
+def toy_weights() -> np.ndarray:
+    """Lesson 2's row softmax of the scaled toy scores, (2, 2)."""
+    return ex3.softmax(ex2.attention_scores(*toy_qk()), axis=-1)
+
+
+def toy_outputs() -> np.ndarray:
+    return toy_weights() @ toy_qkv()[2]
 
 
 def lifted():
-    return ex2.linear(cat, W_up.T)
+    return ex2.linear(cat, W_up)
 
 
 def null_direction():
-    n = np.cross(W_down[0], W_down[1])
-    assert np.allclose(ex2.linear(n, W_down.T), 0.0, atol=1e-12), "not sent to zero"
+    n = np.cross(W_down[:, 0], W_down[:, 1])
+    assert np.allclose(ex2.linear(n, W_down), 0.0, atol=1e-12), "not sent to zero"
     return n
+
+
+def cauchy_schwarz_example() -> str:
+    """[1, 0] against itself and against the longer, nearly aligned [2, 0.1]."""
+    x, y = np.array([1.0, 0.0]), np.array([2.0, 0.1])
+    self_score, other = ex1.dot(x, x), ex1.dot(x, y)
+    relation = ">" if other > self_score else "<="
+    return f"x \\cdot x = {self_score:g}$ but $x \\cdot y = {other:g} {relation} {self_score:g}"
+
+
+def gelu_tanh_gap() -> float:
+    x = np.linspace(-8.0, 8.0, 160_001)
+    return float(np.abs(ex2.gelu(x) - ex2.gelu(x, approximate="tanh")).max())
 
 
 def gpt2_weights() -> dict[str, int]:
@@ -98,6 +124,17 @@ z3 = np.array([2.0, 1.0, 0.1])
 def entropy(p) -> float:
     p = np.asarray(p)
     return float(-(p[p > 0] * np.log(p[p > 0])).sum())
+
+
+def cross_entropy_gradient(z, target: int) -> np.ndarray:
+    """d(-log p_target)/dz by central differences of the solutions' log_softmax."""
+    z, h = np.asarray(z, dtype=float), 1e-6
+    grad = np.empty_like(z)
+    for i in range(len(z)):
+        step = np.zeros_like(z)
+        step[i] = h
+        grad[i] = (ex3.log_softmax(z - step)[target] - ex3.log_softmax(z + step)[target]) / (2 * h)
+    return grad
 
 
 def running_sum(z) -> float:
@@ -126,6 +163,19 @@ def energy_share(k: int) -> float:
     return 100 * s2[:k].sum() / s2.sum()
 
 
+def svd_storage(m: int, n: int, k: int) -> int:
+    """How many numbers the truncated SVD of an (m, n) matrix holds, read off its shapes."""
+    U, S, Vt = ex4.truncated_svd(np.random.default_rng(0).normal(size=(m, n)), k)
+    return U.size + S.size + Vt.size
+
+
+def svd_storage_4096() -> int:
+    """k(m + n + 1) for a 4096 x 4096 matrix at k = 64: the formula checked on real shapes
+    (a smaller matrix, since a 4096-wide SVD takes a while), then applied."""
+    assert svd_storage(40, 30, 5) == 5 * (40 + 30 + 1)
+    return 64 * (4096 + 4096 + 1)
+
+
 def lora_counts() -> tuple[int, int, float]:
     torch.manual_seed(0)
     base = torch.nn.Linear(4096, 4096, bias=False)
@@ -134,9 +184,37 @@ def lora_counts() -> tuple[int, int, float]:
     return trainable, base.weight.numel(), layer.scaling
 
 
+# ------------------------------------------------------------------ lesson 5: the worked example
+L5 = "05-attention.md"
+
+
+def toy_attention(**kwargs) -> torch.Tensor:
+    """Lesson 2's projected tokens through the solution's attention, (2, 2)."""
+    Q, K, V = (torch.tensor(a) for a in toy_qkv())
+    return ex5.scaled_dot_product_attention(Q, K, V, **kwargs)
+
+
+def fp16_score(c: float, d: int = 64) -> int:
+    """q . k for float16 q = k = [c] * d, computed exactly (in float32) as the solution does."""
+    q = torch.full((1, d), c, dtype=torch.float16)
+    return int((q.float() @ q.float().T).item())
+
+
 # ------------------------------------------------------------------ lesson 6: rotation and norms
 L6 = "06-rotation-norm.md"
 x6 = np.array([1.0, 2.0, 3.0, 4.0])
+
+
+def rope_wavelengths(d: int) -> tuple[float, float]:
+    """Positions per full turn of the first pair, and of the last rounded to thousands."""
+    theta = ex6.rope_angles(np.array([1]), d)[0]
+    return 2 * math.pi / theta[0], round(2 * math.pi / theta[-1], -3)
+
+
+def rope_score(m: int, n: int) -> float:
+    """[1, 0] rotated to position m against [1, 0] rotated to position n, in the first pair."""
+    e = np.array([[1.0, 0.0]])
+    return float(ex6.apply_rope(e, np.array([m]))[0] @ ex6.apply_rope(e, np.array([n]))[0])
 
 
 # ------------------------------------------------------------------ lesson 7
@@ -146,6 +224,38 @@ L7 = "07-matrix-properties.md"
 def rnn_gradient_norm(lam: float, T: int = 50, d: int = 16) -> float:
     Q, _ = np.linalg.qr(np.random.default_rng(0).normal(size=(d, d)))
     return float(np.linalg.norm(ex7.bptt_jacobian(lam * Q, np.zeros((T, d))), 2))
+
+
+# A non-normal W_hh: spectral radius below 1, largest singular value far above it.
+W_nonnormal = np.array([[3.29, 11.7], [-0.86, -3.29]])
+ALTERNATING = np.tile([[0.0, 6.0], [6.0, 0.0]], (25, 1))  # the units take turns saturating
+
+
+def nonnormal_growth(pre_activations: np.ndarray) -> float:
+    return float(np.linalg.norm(ex7.bptt_jacobian(W_nonnormal, pre_activations), 2))
+
+
+def sci(value: float, digits: int = 1) -> str:
+    """1.2e+25 as the lessons write it: 1.2 \\times 10^{25}."""
+    mantissa, exponent = f"{value:.{digits}e}".split("e")
+    return f"{mantissa} \\times 10^{{{int(exponent)}}}"
+
+
+def window_reach(layers: int, window: int = 128, n: int = 512) -> int:
+    """How far back the last query of n sees through ``layers`` stacked causal windows."""
+    step = ex7.sliding_window_mask(n, window).astype(np.int64)
+    reach = np.eye(n, dtype=np.int64)
+    for _ in range(layers):
+        reach = np.minimum(reach @ step, 1)  # boolean product: some path exists
+    return int((n - 1) - np.flatnonzero(reach[-1])[0])
+
+
+def causal_weights() -> torch.Tensor:
+    """Lesson 2's toy attention weights under the causal mask (values = identity), (2, 2)."""
+    Q, K, _ = (torch.tensor(a) for a in toy_qkv())
+    w = ex5.scaled_dot_product_attention(Q, K, torch.eye(2, dtype=Q.dtype), is_causal=True)
+    assert torch.equal(w, w.tril()), "not lower triangular"
+    return w
 
 
 def newton_schulz_value(steps: int) -> float:
@@ -172,6 +282,25 @@ CLAIMS = [
     Claim(L1, "0.7593", lambda: fmt(unit_rows()[1, 1], ".4f")),
     Claim(L1, "0.760", lambda: fmt(unit_rows()[1, 1], ".3f"), wrong=True),
     Claim(L1, "0.876", lambda: fmt(ex1.pairwise_dot(unit_rows(), unit_rows())[0, 1], ".3f")),
+    # a longer key only sharpens: doubling dog doubles both its positive and its negative score
+    Claim(
+        L1,
+        "from 0.69 to 1.38",
+        lambda: f"from {ex1.dot(cat, dog):.2f} to {ex1.dot(cat, 2 * dog):.2f}",
+    ),
+    Claim(
+        L1,
+        "from $-0.69$ to $-1.38$",
+        lambda: f"from ${ex1.dot(-cat, dog):.2f}$ to ${ex1.dot(-cat, 2 * dog):.2f}$",
+    ),
+    # QK-norm's RMSNorm gives length sqrt(d), not 1
+    Claim(
+        L1,
+        "$\\sqrt 2 \\approx 1.414$",
+        lambda: (
+            "$\\sqrt 2 \\approx " + fmt(np.linalg.norm(ex6.rms_norm(cat, np.ones(2))), ".3f") + "$"
+        ),
+    ),
     # lesson 2
     Claim(L2, "[3, -3]", lambda: vec(toy_qk()[0][0], ".0f")),
     Claim(L2, "[1, 1]", lambda: vec(toy_qk()[1][1], ".0f")),
@@ -206,13 +335,59 @@ CLAIMS = [
             + fmt(ex2.attention_scores(*toy_qk())[0, 1] + 0.0, ".0f")
         ),
     ),
-    Claim(L2, "0.51 \\\\ 0.29 \\\\ 0.55", lambda: " \\\\ ".join(f"{v:.2f}" for v in lifted())),
+    Claim(L2, "0.51 & 0.29 & 0.55", lambda: " & ".join(f"{v:.2f}" for v in lifted())),
+    Claim(
+        L2, "0.459 & 0.512", lambda: " & ".join(f"{v:.3f}" for v in ex2.linear(lifted(), W_down))
+    ),
+    Claim(L2, "[0.459, 0.512]", lambda: vec(ex2.linear(cat, ex2.compose(W_up, W_down)))),
+    # a token need not match itself best (Cauchy-Schwarz)
+    Claim(L2, "x \\cdot x = 1$ but $x \\cdot y = 2 > 1", cauchy_schwarz_example),
+    # the worked example: a score of 0 is not "ignore"; only differences matter
     Claim(
         L2,
-        "0.459 \\\\ 0.512",
-        lambda: " \\\\ ".join(f"{v:.3f}" for v in ex2.linear(lifted(), W_down.T)),
+        "\\operatorname{softmax}([-12.73,\\ 0]) \\approx [0.000003,\\ 0.999997]",
+        lambda: "\\operatorname{{softmax}}([{:.2f},\\ {:.0f}]) \\approx [{:.6f},\\ {:.6f}]".format(
+            *(ex2.attention_scores(*toy_qk())[0] + 0.0), *toy_weights()[0]
+        ),
     ),
-    Claim(L2, "[0.459, 0.512]", lambda: vec(ex2.linear(cat, ex2.compose(W_up.T, W_down.T)))),
+    Claim(
+        L2,
+        "\\operatorname{softmax}([0,\\ 1.41]) \\approx [0.196,\\ 0.804]",
+        lambda: "\\operatorname{{softmax}}([{:.0f},\\ {:.2f}]) \\approx [{:.3f},\\ {:.3f}]".format(
+            *(ex2.attention_scores(*toy_qk())[1] + 0.0), *toy_weights()[1]
+        ),
+    ),
+    Claim(
+        L2,
+        "Token 1 puts 0.999997 of its attention on token 2",
+        lambda: f"Token 1 puts {toy_weights()[0, 1]:.6f} of its attention on token 2",
+    ),
+    Claim(L2, "v_1 = x_1 W_V = [1, 2]", lambda: "v_1 = x_1 W_V = " + vec(toy_qkv()[2][0], ".0f")),
+    Claim(L2, "v_2 = x_2 W_V = [2, 1]", lambda: "v_2 = x_2 W_V = " + vec(toy_qkv()[2][1], ".0f")),
+    Claim(
+        L2,
+        "o_1 = 0.000003\\, v_1 + 0.999997\\, v_2 \\approx [2.000, 1.000]",
+        lambda: (
+            "o_1 = {:.6f}\\, v_1 + {:.6f}\\, v_2 \\approx ".format(*toy_weights()[0])
+            + vec(toy_outputs()[0])
+        ),
+    ),
+    Claim(
+        L2,
+        "o_2 = 0.196\\, v_1 + 0.804\\, v_2 \\approx [1.804, 1.196]",
+        lambda: (
+            "o_2 = {:.3f}\\, v_1 + {:.3f}\\, v_2 \\approx ".format(*toy_weights()[1])
+            + vec(toy_outputs()[1])
+        ),
+    ),
+    # GPT-2's tanh GELU against the exact one
+    Claim(
+        L2,
+        "within 0.0005 of the exact curve",
+        lambda: "within {} of the exact curve".format(
+            "0.0005" if 0.0004 < gelu_tanh_gap() < 0.0005 else f"{gelu_tanh_gap():.2g}"
+        ),
+    ),
     Claim(L2, "[0.28, -0.18, -0.11]", lambda: vec(null_direction(), ".2f")),
     Claim(L2, "0.841", lambda: fmt(ex2.gelu(np.array(1.0)), ".3f")),
     Claim(L2, "-0.159", lambda: fmt(ex2.gelu(np.array(-1.0)), ".3f")),
@@ -268,6 +443,15 @@ CLAIMS = [
     ),
     Claim(L3, "1.135", lambda: fmt(running_sum([1.0, 3.0]), ".3f")),
     Claim(L3, "1.203", lambda: fmt(running_sum([1.0, 3.0, 2.0, 5.0]), ".3f")),
+    Claim(L3, "$(5, 1.050)$", lambda: f"$(5, {running_sum([2.0, 5.0]):.3f})$"),
+    Claim(
+        L3,
+        "l = 1.135\\, e^{-2} + 1.050 \\approx 1.203",
+        lambda: "l = {:.3f}\\, e^{{-2}} + {:.3f} \\approx {:.3f}".format(
+            *(running_sum(z) for z in ([1.0, 3.0], [2.0, 5.0], [1.0, 3.0, 2.0, 5.0]))
+        ),
+    ),
+    Claim(L3, "[-0.341, 0.242, 0.099]", lambda: vec(cross_entropy_gradient(z3, 0))),
     # lesson 4
     Claim(
         L4,
@@ -289,6 +473,18 @@ CLAIMS = [
         lambda: "(2/4)^2 = " + fmt((worked_S()[1] / worked_S()[0]) ** 2, ".2f"),
     ),
     Claim(L4, "16,777,216", lambda: f"{lora_counts()[1]:,}"),
+    Claim(
+        L4,
+        "\\sqrt{5.25} \\approx 2.291",
+        lambda: (
+            "\\sqrt{"
+            + fmt((worked_S()[1:] ** 2).sum(), ".2f")
+            + "} \\approx "
+            + fmt(ex4.eckart_young_error(worked_matrix(), 1), ".3f")
+        ),
+    ),
+    Claim(L4, "524,352", lambda: f"{svd_storage_4096():,}"),
+    Claim(L4, "about 3.1 %", lambda: f"about {100 * svd_storage_4096() / 4096**2:.1f} %"),
     Claim(L4, "65,536", lambda: f"{lora_counts()[0]:,}"),
     Claim(L4, "0.39", lambda: fmt(100 * lora_counts()[0] / lora_counts()[1], ".2f")),
     Claim(
@@ -304,9 +500,47 @@ CLAIMS = [
         "768 = 12 \\times 64",
         lambda: f"768 = 12 \\times {ex5.split_heads(torch.zeros(1, 1, 768), 12).shape[-1]}",
     ),
+    # lesson 5: lesson 2's tokens under each mask
+    Claim(
+        L5,
+        "scaled scores $[-12.73, 0]$ and $[0, 1.41]$",
+        lambda: "scaled scores $[{:.2f}, {:.0f}]$ and $[{:.0f}, {:.2f}]$".format(
+            *(ex2.attention_scores(*toy_qk()).ravel() + 0.0)
+        ),
+    ),
+    Claim(L5, "$o_1 \\approx [2.000, 1.000]$", lambda: f"$o_1 \\approx {vec(toy_attention()[0])}$"),
+    Claim(L5, "$o_2 \\approx [1.804, 1.196]$", lambda: f"$o_2 \\approx {vec(toy_attention()[1])}$"),
+    Claim(L5, "token 1 put 0.999997", lambda: f"token 1 put {toy_weights()[0, 1]:.6f}"),
+    Claim(
+        L5,
+        "its row is $[1, 0]$: $o_1 = v_1 = [1, 2]$",
+        lambda: (
+            "its row is $[1, 0]$: $o_1 = v_1 = "
+            + vec(toy_attention(is_causal=True)[0], ".0f")
+            + "$"
+        ),
+    ),
+    Claim(
+        L5,
+        "its row stays $[0.196, 0.804]$ and $o_2 \\approx [1.804, 1.196]$",
+        lambda: (
+            f"its row stays ${vec(toy_weights()[1])}$ and $o_2 \\approx "
+            + vec(toy_attention(is_causal=True)[1])
+            + "$"
+        ),
+    ),
+    Claim(L5, "64 \\times 31^2 = 61,504", lambda: f"64 \\times 31^2 = {fp16_score(31.0):,}"),
+    Claim(L5, "64 \\times 32^2 = 65,536", lambda: f"64 \\times 32^2 = {fp16_score(32.0):,}"),
     # lesson 6
     Claim(L6, "[-0.3, 0.8]", lambda: vec(ex6.rotation_matrix(math.pi / 2) @ cat + 0.0, ".1f")),
     Claim(L6, "0.854", lambda: fmt(np.linalg.norm(ex6.rotation_matrix(1.234) @ cat), ".3f")),
+    Claim(
+        L6,
+        "about 6.3 positions for the first pair and about 47,000 for the last",
+        lambda: "about {:.1f} positions for the first pair and about {:,.0f} for the last".format(
+            *rope_wavelengths(64)
+        ),
+    ),
     Claim(L6, "0.000133", lambda: fmt(ex6.rope_angles(np.array([1]), 64)[0, -1], ".6f")),
     Claim(L6, "192", lambda: str(256 - 64)),
     Claim(
@@ -327,6 +561,9 @@ CLAIMS = [
     ),
     Claim(L6, "the mean is 2.5", lambda: "the mean is " + fmt(x6.mean(), "g")),
     Claim(L6, "the variance 1.25", lambda: "the variance " + fmt(x6.var(), "g")),
+    Claim(
+        L6, "\\cos 3 \\approx -0.990", lambda: "\\cos 3 \\approx " + fmt(rope_score(2, 5), ".3f")
+    ),
     # lesson 7
     Claim(
         L7,
@@ -337,6 +574,38 @@ CLAIMS = [
         L7,
         "1.1^{50} \\approx 117.4",
         lambda: "1.1^{50} \\approx " + fmt(rnn_gradient_norm(1.1), ".1f"),
+    ),
+    Claim(
+        L7,
+        "spectral radius 0.87",
+        lambda: f"spectral radius {ex7.spectral_radius(W_nonnormal):.2f}",
+    ),
+    Claim(
+        L7,
+        "its $\\sigma_\\text{max}$ is 12.6",
+        lambda: f"its $\\sigma_\\text{{max}}$ is {np.linalg.norm(W_nonnormal, 2):.1f}",
+    ),
+    Claim(
+        L7,
+        "\\lVert W_{hh}^{50} \\rVert_2 \\approx 0.0011",
+        lambda: (
+            "\\lVert W_{hh}^{50} \\rVert_2 \\approx "
+            + fmt(nonnormal_growth(np.zeros((50, 2))), ".2g")
+        ),
+    ),
+    Claim(L7, "about $2.5 \\times 10^{-5}$", lambda: f"about ${sci(1 - np.tanh(6.0) ** 2)}$"),
+    Claim(
+        L7, "about $1.2 \\times 10^{25}$", lambda: f"about ${sci(nonnormal_growth(ALTERNATING))}$"
+    ),
+    Claim(L7, "0.000977 apart", lambda: f"{np.spacing(np.float16(1.0)):.6f} apart"),
+    Claim(L7, "two layers reach 254", lambda: f"two layers reach {window_reach(2)}"),
+    Claim(L7, "three reach 381", lambda: f"three reach {window_reach(3)}"),
+    Claim(
+        L7,
+        "0 \\\\ 0.196 & 0.804 \\end{bmatrix}$, with determinant 0.804",
+        lambda: "0 \\\\ {:.3f} & {:.3f} \\end{{bmatrix}}$, with determinant {:.3f}".format(
+            *causal_weights()[1], np.linalg.det(causal_weights().numpy())
+        ),
     ),
     Claim(L7, "40,002", lambda: f"{ex7.condition_number(np.array([[1, 1], [1, 1.0001]])):,.0f}"),
     Claim(
@@ -388,8 +657,25 @@ CLAIMS = [
 
 # Numbers a lesson states rather than computes: example inputs, model sizes, settings.
 GIVEN = {
-    L1: {"0.8", "0.3", "0.6", "0.7", "500", "499", "180", "50,257", "768", "4,096", "12,288"},
+    L1: {
+        "0.8",
+        "0.3",
+        "0.6",
+        "0.7",
+        "500",
+        "499",
+        "180",
+        "50,257",
+        "768",
+        "4,096",
+        "12,288",
+        "7.5",  # the id halfway between 7 and 8, in a check-yourself question
+        "2,000",  # random pairs per width in the evidence table (build_assets.random_cosines)
+        "0.2",  # "far beyond chance" at d = 768: test_evidence checks it
+    },
     L2: {
+        "0.044715",  # the tanh GELU's constant
+        "100",  # added to token 1's scores in a check-yourself question (test_corrections)
         "0.8",
         "0.3",
         "0.6",
@@ -407,9 +693,9 @@ GIVEN = {
         "512",
         "256",
     },
-    L3: {"2.0", "1.0", "0.1", "0.25", "0.5", "1000", "1001", "0.01"},
-    L4: {"0.5", "4096"},
-    "05-attention.md": {"100", "128", "768"},
+    L3: {"2.0", "1.0", "0.1", "0.25", "0.5", "1000", "1001", "0.01", "500"},
+    L4: {"0.5", "4096"},  # k = 64 in the storage example has two digits: not a checked number
+    "05-attention.md": {"100", "128", "768"},  # 64 and 32 (two digits) are not checked
     L6: {"0.8", "0.3", "10,000", "256"},
     L7: {
         "0.9",
@@ -425,6 +711,10 @@ GIVEN = {
         "100",
         "1024",
         "128",
+        "2013",  # Pascanu, Mikolov and Bengio's year
+        "3.29",  # the non-normal W_hh's entries
+        "11.7",
+        "0.86",
     },
 }
 

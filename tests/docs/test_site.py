@@ -91,6 +91,17 @@ def test_lesson_figures_exist(built_site, lesson):
         assert target.is_file() and target.stat().st_size > 1000, f"missing figure {src}"
 
 
+@pytest.mark.parametrize("lesson", LESSONS, ids=lambda p: p.stem)
+def test_figure_text_is_readable(built_site, lesson):
+    """No figure is shown smaller than it was drawn: matplotlib's 10 pt labels (9 pt at the
+    smallest, for annotations) then appear at 9 px or more, never as fine print."""
+    html = page(built_site, f"lessons/{lesson.name}")
+    for src, shown in re.findall(r'<img[^>]*src="([^"]+\.svg)"[^>]*width="(\d+)"', html):
+        svg = (built_site / "lessons" / lesson.stem / src).resolve().read_text(encoding="utf-8")
+        drawn = float(re.search(r'<svg[^>]*width="([\d.]+)pt"', svg).group(1))
+        assert int(shown) / drawn >= 1.0, f"{src} drawn {drawn:.0f} pt wide, shown at {shown} px"
+
+
 def test_no_external_hosts(built_site):
     """No script, style sheet, font or image comes from another host."""
     external = []

@@ -1,0 +1,78 @@
+"""What the build hook (docs/hooks/build_assets.py) adds to the pages: the measured tables that
+lessons 1 and 3 show, written into docs/generated/ at build time, each saying what the lesson's
+prose says it says; and the typography fix that keeps inline maths with its punctuation."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import numpy as np
+import pytest
+
+from .conftest import DOCS
+from .test_numbers import L1, L3, lesson_text
+
+
+def load_hook():
+    spec = importlib.util.spec_from_file_location(
+        "build_assets", DOCS / "hooks" / "build_assets.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+hook = load_hook()
+
+
+@pytest.mark.parametrize("d", hook.COSINE_DIMS)
+def test_random_cosines_spread_like_one_over_sqrt_d(d):
+    c = hook.random_cosines(d)
+    assert len(c) == 2000  # the "2,000 pairs" of lesson 1
+    assert c.std() == pytest.approx(d**-0.5, rel=0.1)
+
+
+def test_random_cosines_concentrate_as_d_grows():
+    spreads = [hook.random_cosines(d).std() for d in hook.COSINE_DIMS]
+    assert spreads == sorted(spreads, reverse=True)
+    # lesson 1: at GPT-2's width a cosine of 0.2 is far beyond chance (more than 5 spreads out)
+    assert 0.2 > 5 * hook.random_cosines(768).std()
+    assert 768 in hook.COSINE_DIMS and 2 in hook.COSINE_DIMS
+
+
+@pytest.mark.parametrize("d", hook.SCALING_DIMS)
+def test_scores_spread_like_sqrt_d_and_one_after_scaling(d):
+    raw, scaled, top_raw, top_scaled = hook.score_scaling(d)
+    assert raw == pytest.approx(np.sqrt(d), rel=0.1)
+    assert scaled == pytest.approx(1.0, rel=0.1)
+    assert top_raw > top_scaled
+
+
+def test_unscaled_top_weight_grows_with_d():
+    tops = [hook.score_scaling(d)[2] for d in hook.SCALING_DIMS]
+    assert tops == sorted(tops) and tops[-1] > 0.9
+
+
+def test_saturation_table_shrinks_the_gradient():
+    rows = hook.saturation_table().splitlines()[2:]
+    jac = [float(row.split("|")[-2]) for row in rows]
+    assert len(jac) == len(hook.SATURATION_GAINS) and jac == sorted(jac, reverse=True)
+    assert jac[-1] < 1e-6 < jac[0]
+
+
+@pytest.mark.parametrize(
+    "lesson, fragment",
+    [(L1, "evidence-cosines.md"), (L3, "evidence-scaling.md"), (L3, "evidence-saturation.md")],
+)
+def test_lessons_include_the_evidence(lesson, fragment):
+    text = (DOCS / "lessons" / lesson).read_text(encoding="utf-8")
+    assert f'--8<-- "docs/generated/{fragment}"' in text
+    assert fragment in hook.evidence_tables()
+    assert "built" in lesson_text(lesson)  # the page says the table is measured at build time
+
+
+def test_inline_maths_keeps_its_punctuation():
+    html = '<p>so <span class="arithmatex">\\(x_1\\)</span>, then <span class="arithmatex">\\(y\\)</span></p>'
+    out = hook.keep_punctuation(html)
+    assert '<span class="math-punct"><span class="arithmatex">\\(x_1\\)</span>,</span>' in out
+    assert out.endswith('<span class="arithmatex">\\(y\\)</span></p>')  # nothing to keep

@@ -11,12 +11,14 @@ TORCH  := torch==2.13.0
 
 venv: $(STAMP)
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml scripts/install_sandbox.sh
+	# bubblewrap and libseccomp for the grader's sandbox, as root with apt-get (else a note)
+	bash scripts/install_sandbox.sh
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q $(TORCH)
 	$(PY) -m pip install -q -e '.[dev]'
-	# rfc3987-syntax adds ~2 s to every nbformat/jsonschema import (DESIGN.md) and nothing we use needs it
+	# rfc3987-syntax adds ~2 s to every nbformat/jsonschema import (docs/design/measured-facts.md) and nothing we use needs it
 	-$(PY) -m pip uninstall -q -y rfc3987-syntax
 	touch $(STAMP)
 

@@ -2,7 +2,8 @@
 
 Every numeric comparison goes through :func:`compare` (Karpathy's ``cmp()`` idea): it reports the
 largest absolute and relative error and the first bad index. Tolerances follow the result's dtype
-(INTERFACE.md: ``torch.testing.assert_close`` defaults against a float64 reference). While a
+(docs/design/interface.md: ``torch.testing.assert_close`` defaults against a float64 reference).
+While a
 hidden test runs (:data:`autograder.suite.HIDDEN`), messages never show inputs or expected values.
 """
 
@@ -37,17 +38,24 @@ def _fmt_index(idx: tuple[int, ...]) -> str:
 
 
 def compare(got: np.ndarray, expected: np.ndarray, rtol: float, atol: float) -> str | None:
-    """None if close (NaN where expected is NaN, same infinities), else a one-line diagnosis."""
+    """None if close (NaN where expected is NaN, same infinities), else a one-line diagnosis.
+
+    In a hidden test (:data:`autograder.suite.HIDDEN`) the diagnosis holds no number that the
+    returned values chose (no count of bad entries, no index, no error size): a submission
+    could otherwise spell a hidden input in its error. Only a kind from a closed set remains.
+    """
     g = np.asarray(got)
     e = np.asarray(expected)
     if g.dtype.kind == "b" or e.dtype.kind == "b":
         bad = g != e
         if not bad.any():
             return None
+        if HIDDEN.get():
+            return "some entries differ"
         idx = tuple(int(i) for i in np.argwhere(bad)[0])
         n = int(bad.sum())
-        detail = "" if HIDDEN.get() else f": expected {e[idx].item()!r}, got {g[idx].item()!r}"
-        return f"{n} of {e.size} entries differ, first at index {_fmt_index(idx)}{detail}"
+        return (f"{n} of {e.size} entries differ, first at index {_fmt_index(idx)}: "
+                f"expected {e[idx].item()!r}, got {g[idx].item()!r}")
     g64 = g.astype(np.complex128 if g.dtype.kind == "c" else np.float64)
     e64 = e.astype(np.complex128 if e.dtype.kind == "c" else np.float64)
     with np.errstate(invalid="ignore", over="ignore"):
@@ -73,15 +81,37 @@ def compare(got: np.ndarray, expected: np.ndarray, rtol: float, atol: float) -> 
         what = "an infinity where a finite number was expected"
     elif np.isinf(e64[idx]):
         what = "a finite number (or the wrong infinity) where an infinity was expected"
+    elif HIDDEN.get():
+        what = "beyond the tolerance"
     else:
         what = f"max abs error {worst:.3g}, max rel error {worst_rel:.3g}"
-    detail = "" if HIDDEN.get() else f": expected {e[idx].item()!r}, got {g[idx].item()!r}"
+    if HIDDEN.get():
+        return f"entries off (rtol {rtol:g}, atol {atol:g}): {what}"
     return (f"{n} of {e.size} entries off (rtol {rtol:g}, atol {atol:g}): {what}; "
-            f"first at index {_fmt_index(idx)}{detail}")
+            f"first at index {_fmt_index(idx)}: expected {e[idx].item()!r}, "
+            f"got {g[idx].item()!r}")
 
 
-def fail(message: str) -> None:
-    raise AssertionError(message)
+class Failure(AssertionError):
+    """A failed check. ``hidden`` is the text a hidden test may show, when the check built it
+    from the grader's words and closed sets only; without it a hidden test shows a fixed line
+    (autograder.runner), so a suite's own message can quote a returned value safely."""
+
+    def __init__(self, message: str, hidden: str | None = None) -> None:
+        super().__init__(message)
+        self.hidden = hidden
+
+
+def fail(message: str, hidden: str | None = None) -> None:
+    """Fail the test with ``message``; ``hidden``: what a hidden test shows instead (see
+    :class:`Failure`)."""
+    raise Failure(message, hidden)
+
+
+def _fail_checked(message: str) -> None:
+    """Fail with a message this module built hidden-safe (no returned value in it when
+    :data:`HIDDEN` is set): a hidden test shows it as it is."""
+    raise Failure(message, message if HIDDEN.get() else None)
 
 
 def expect_array(got: Any, expected: Any, *, dtype: str | None = None,
@@ -94,13 +124,22 @@ def expect_array(got: Any, expected: Any, *, dtype: str | None = None,
     e = np.asarray(expected)
     want_dtype = str(dtype or e.dtype)
     if not isinstance(got, np.ndarray):
-        fail(f"{what}: expected ndarray {tuple(e.shape)} {want_dtype}, got {describe(got)}")
+        _fail_checked(f"{what}: expected ndarray {tuple(e.shape)} {want_dtype}, "
+                      f"got {describe(got)}")
     if got.shape != e.shape or str(got.dtype) != want_dtype:
-        fail(f"{what}: expected {tuple(e.shape)} {want_dtype}, got {tuple(got.shape)} {got.dtype}")
+        _fail_checked(f"{what}: expected {tuple(e.shape)} {want_dtype}, got "
+                      f"{_shape_text(got.shape, e.shape)} {got.dtype}")
     d_rtol, d_atol = tolerance(want_dtype)
     problem = compare(got, e, d_rtol if rtol is None else rtol, d_atol if atol is None else atol)
     if problem:
-        fail(f"{what}: {problem}")
+        _fail_checked(f"{what}: {problem}")
+
+
+def _shape_text(got: tuple, expected: tuple) -> str:
+    """The returned shape as a message may say it: in a hidden test only whether it matches."""
+    if not HIDDEN.get():
+        return str(tuple(got))
+    return str(tuple(expected)) if tuple(got) == tuple(expected) else "another shape"
 
 
 def expect_tensor(got: Any, expected: Any, *, dtype: str, device: str = "cpu",
@@ -108,16 +147,18 @@ def expect_tensor(got: Any, expected: Any, *, dtype: str, device: str = "cpu",
     """``got`` must be a tensor of ``expected``'s shape, ``dtype`` and ``device``, close in value."""
     e = np.asarray(expected)
     if not isinstance(got, codec.TensorData):
-        fail(f"{what}: expected tensor {tuple(e.shape)} {dtype} on {device}, got {describe(got)}")
+        _fail_checked(f"{what}: expected tensor {tuple(e.shape)} {dtype} on {device}, "
+                      f"got {describe(got)}")
     if got.shape != tuple(e.shape) or got.dtype != dtype or got.device != device:
-        fail(f"{what}: expected tensor {tuple(e.shape)} {dtype} on {device}, got {got.describe()}")
+        _fail_checked(f"{what}: expected tensor {tuple(e.shape)} {dtype} on {device}, got "
+                      f"tensor {_shape_text(got.shape, e.shape)} {got.dtype} on {got.device}")
     if got.values is None:
         return  # meta: shape, dtype and device are all there is
     d_rtol, d_atol = tolerance(dtype)
     problem = compare(got.values, e, d_rtol if rtol is None else rtol,
                       d_atol if atol is None else atol)
     if problem:
-        fail(f"{what}: {problem}")
+        _fail_checked(f"{what}: {problem}")
 
 
 def expect_float(got: Any, expected: float, *, rtol: float = 1e-7, atol: float = 1e-7,
@@ -126,11 +167,12 @@ def expect_float(got: Any, expected: float, *, rtol: float = 1e-7, atol: float =
     if type(got) is int:
         got = float(got)
     if type(got) is not float:
-        fail(f"{what}: expected a float, got {describe(got)}")
+        _fail_checked(f"{what}: expected a float, got {describe(got)}")
     problem = compare(np.array(got), np.array(float(expected)), rtol, atol)
     if problem:
-        detail = "" if HIDDEN.get() else f": expected {expected!r}, got {got!r}"
-        fail(f"{what}: off by {abs(got - expected):.3g}{detail}")
+        if HIDDEN.get():
+            _fail_checked(f"{what}: {problem}")
+        fail(f"{what}: off by {abs(got - expected):.3g}: expected {expected!r}, got {got!r}")
 
 
 def expect_equal(got: Any, expected: Any, *, what: str = "result") -> None:
@@ -138,8 +180,9 @@ def expect_equal(got: Any, expected: Any, *, what: str = "result") -> None:
     if type(got) is not type(expected) or got != expected:
         detail = "" if HIDDEN.get() else f": expected {expected!r}, got {got!r}"
         if type(got) is not type(expected):
-            fail(f"{what}: expected a {type(expected).__name__}, got {describe(got)}{detail}")
-        fail(f"{what}: wrong value{detail}")
+            _fail_checked(f"{what}: expected a {type(expected).__name__}, "
+                          f"got {describe(got)}{detail}")
+        _fail_checked(f"{what}: wrong value{detail}")
 
 
 def expect_raises(exc_name: str, fn: Callable[..., Any], *args: Any, what: str = "",
@@ -151,8 +194,9 @@ def expect_raises(exc_name: str, fn: Callable[..., Any], *args: Any, what: str =
     except StudentException as exc:
         if exc.remote.is_a(exc_name):
             return exc
-        fail(f"expected {exc_name} for {label}, but: {exc}")
-    fail(f"expected {exc_name} for {label}, but it returned {describe(out)}")
+        # str(exc) is the sandbox's: in a hidden test, builtin names only (no message).
+        _fail_checked(f"expected {exc_name} for {label}, but: {exc}")
+    _fail_checked(f"expected {exc_name} for {label}, but it returned {describe(out)}")
     raise AssertionError("unreachable")
 
 
@@ -160,7 +204,11 @@ def expect_message_names(exc: StudentException, *needles: str) -> None:
     """The error message should name what was wrong (a shape, a value)."""
     msg = exc.remote.message
     if not msg.strip():
-        fail("the ValueError has an empty message; say which shapes or values were wrong")
+        _fail_checked("the ValueError has an empty message; say which shapes or values were "
+                      "wrong")
     missing = [n for n in needles if n not in msg]
     if missing:
-        fail(f"the ValueError message should name {', '.join(missing)}; it says: {msg!r}")
+        # The message is the student's text, which may quote a hidden test's inputs.
+        says = (" (its text is not shown in a hidden test)" if HIDDEN.get()
+                else f"; it says: {msg!r}")
+        _fail_checked(f"the ValueError message should name {', '.join(missing)}{says}")

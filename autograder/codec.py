@@ -1,4 +1,5 @@
-"""The plain-data wire format between the trusted grader and a worker (DESIGN.md, contract 2).
+"""The plain-data wire format between the trusted grader and a worker
+(docs/design/grading-contract.md §2, docs/design/wire-format.md).
 
 A frame is ``u64 length`` + ``u32 json length`` + JSON + the raw ``.npy`` blobs it refers to.
 Only ``None``, ``bool``, ``int``, ``float``, ``complex``, ``str``, lists, ``str``-keyed dicts and
@@ -14,13 +15,14 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import struct
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-#: The largest result a worker may send back (INTERFACE.md): larger fails the test.
+#: The largest result a worker may send back (docs/design/wire-format.md): larger fails the test.
 MAX_FRAME = 64 * 2**20
 _ALLOWED_KINDS = "biufc"
 
@@ -141,7 +143,7 @@ def _load_npy(blob: bytes) -> np.ndarray:
         (hlen,) = struct.unpack_from("<I", blob, 8)
         start = 12 + hlen
     else:
-        raise DecodeError(f"an .npy blob of unknown version {major}")
+        raise DecodeError("an .npy blob of an unknown version")
     head = bytes(blob[:start])
     parsed = _PARSED.get(head)
     if parsed is None:
@@ -153,7 +155,7 @@ def _load_npy(blob: bytes) -> np.ndarray:
             _PARSED[head] = parsed
     dtype, shape, fortran = parsed
     if dtype.kind not in _ALLOWED_KINDS:
-        raise DecodeError(f"array of dtype {dtype} may not cross")
+        raise DecodeError("an array of a dtype that may not cross")
     count = 1
     for side in shape:
         count *= side
@@ -277,8 +279,10 @@ def decode(body: bytes, *, tensors: Any = None, handles: Any = None) -> Any:
         return _Decoder(arrays, tensors, handles).dec(doc["v"])
     except DecodeError:
         raise
-    except Exception as exc:  # malformed JSON, npy, structure: all the same to the grader
-        raise DecodeError(f"malformed result frame ({type(exc).__name__}: {exc})") from None
+    except Exception:  # malformed JSON, npy, structure: all the same to the grader
+        # The exception's text may quote the frame, which student code wrote: a fixed message
+        # (a hidden test's feedback would otherwise carry whatever the worker put there).
+        raise DecodeError("a malformed result frame") from None
 
 
 class _Decoder:
@@ -339,7 +343,54 @@ class _Decoder:
             return RemoteException(classes=[_short(m) for m in v["mro"][:32]],
                                    message=str(v["message"])[:4000],
                                    traceback=str(v.get("tb", ""))[:4000])
-        raise DecodeError(f"unknown tag {tag!r}")
+        raise DecodeError("a result frame with an unknown tag")
+
+
+#: The devices a tensor may come back on (``str(tensor.device)``), and its dtypes (without the
+#: ``torch.`` prefix): anything else is a decode error with a fixed message.
+DEVICE = re.compile(r"cpu|meta|(cuda|mps|xpu)(:[0-9])?")
+TENSOR_DTYPES = frozenset({
+    "bool", "uint8", "uint16", "uint32", "uint64", "int8", "int16", "int32", "int64",
+    "float16", "bfloat16", "float32", "float64", "complex32", "complex64", "complex128"})
+
+#: Packages whose class names a hidden test's feedback may quote (see :func:`closed_type`).
+KNOWN_PACKAGES = ("builtins", "numpy", "torch", "collections", "fractions", "decimal",
+                  "datetime", "types", "functools", "itertools", "pathlib", "re", "io")
+
+
+def closed_type(name: str) -> str | None:
+    """``name`` if it is the qualified name of a real class of a known package, else None.
+
+    Type names in a reply (``Handle.type``, ``Unsupported.type``) are the worker's, so student
+    code picks them: a class made by ``type(f"{secret}", (), {})`` would spell a hidden input in
+    a hidden test's feedback. The name is looked up in the trusted process, in modules it has
+    already imported (nothing is imported for it), and must name that very class.
+
+    Args:
+        name: ``"module.Qualname"`` as the worker's encoder writes it (``builtins.set``).
+
+    Returns:
+        ``name`` unchanged when it names such a class; ``None`` for anything else.
+    """
+    import sys
+
+    if not isinstance(name, str) or len(name) > 200 or not re.fullmatch(r"[\w.]+", name):
+        return None
+    parts = name.split(".")
+    if parts[0] not in KNOWN_PACKAGES:
+        return None
+    for cut in range(len(parts) - 1, 0, -1):
+        module = sys.modules.get(".".join(parts[:cut]))
+        if module is None:
+            continue
+        obj: Any = module
+        for attr in parts[cut:]:
+            obj = getattr(obj, attr, None)
+        # The longest imported module prefix decides: the rest must be that class's own name.
+        if isinstance(obj, type) and f"{obj.__module__}.{obj.__qualname__}" == name:
+            return name
+        return None
+    return None
 
 
 def _short(x: Any, limit: int = 200) -> str:
@@ -350,6 +401,13 @@ def _short(x: Any, limit: int = 200) -> str:
 def _check_tensor_tag(tag: dict, data: np.ndarray | None) -> None:
     """A tensor tag from the worker must describe exactly the values that came with it."""
     device, dtype = str(tag["device"]), str(tag["dtype"])
+    # Device and dtype are quoted in feedback ("tensor (3,) float32 on cpu"), hidden tests' too:
+    # only names of a closed set may pass, or a tensor subclass whose ``.device`` is any string
+    # would carry the hidden inputs into the feedback (test_hidden_text.py).
+    if not DEVICE.fullmatch(device):
+        raise DecodeError("a tensor on a device the grader does not know")
+    if dtype not in TENSOR_DTYPES:
+        raise DecodeError("a tensor of a dtype the grader does not know")
     shape = tuple(int(s) for s in tag["shape"])
     if (data is None) != (device == "meta"):
         raise DecodeError(f"a tensor on {device} arrived {'without' if data is None else 'with'}"
@@ -357,7 +415,7 @@ def _check_tensor_tag(tag: dict, data: np.ndarray | None) -> None:
     if data is None:
         return
     if tuple(data.shape) != shape:
-        raise DecodeError(f"a tensor tagged {shape} carried values of shape {data.shape}")
+        raise DecodeError("a tensor whose shape tag does not match its values' shape")
     carried = "float32" if dtype == "bfloat16" else dtype  # bfloat16 travels as float32
     if data.dtype.name != carried:
         raise DecodeError(f"a tensor tagged {dtype} carried {data.dtype.name} values")

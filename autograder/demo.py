@@ -1,7 +1,7 @@
 """`course demo` (and `make demo`): grade the bundled example class and print its table.
 
 The class is assembled in ``build/demo-class/``: the hand-written submissions of
-``examples/submissions/`` plus two made at run time (INTERFACE.md, example class):
+``examples/submissions/`` plus two made at run time (docs/design/interface.md, the example class):
 ``complete`` (a copy of ``solutions/``) and ``stubs`` (a copy of ``exercises/``).
 """
 

@@ -44,7 +44,9 @@ def grade_loaded(slot: Slot, loaded: submission.Loaded,
     """Grade one submission read into memory. Never raises for anything the submission does.
 
     With ``public_slot``, the public tests run in its workers and the hidden ones in fresh
-    workers of ``slot`` (:meth:`Session.switch`), as :func:`plan.record` recorded them.
+    workers of ``slot`` (:meth:`Session.switch`), as :func:`plan.record` recorded them; without,
+    the hidden ones run in fresh workers of ``slot`` all the same. One hard deadline, from now,
+    bounds all of the submission's work (``Limits.submission_seconds``).
     """
     t0 = time.monotonic()
     g = outputs.Graded(id=loaded.id, sha256=loaded.sha256, status="ok", error=loaded.error)
@@ -56,8 +58,10 @@ def grade_loaded(slot: Slot, loaded: submission.Loaded,
         # Every topic's public tests before any hidden test (runner.PHASES): public feedback
         # quotes what the code raised or returned, and must not carry a hidden input.
         for phase in runner.PHASES:
-            if phase == "hidden" and public_slot is not None and session is not None:
-                session.switch(slot)
+            if phase == "hidden" and session is not None and any(
+                    s.visibility == phase for t in topics for s in specs[t]):
+                # Fresh workers: what they print is kept apart from the public phase's.
+                session.switch(slot, phase)
             for topic in topics:
                 idx = [i for i, s in enumerate(specs[topic]) if s.visibility == phase]
                 if not idx:
@@ -79,7 +83,10 @@ def grade_loaded(slot: Slot, loaded: submission.Loaded,
         if session is not None:
             # With two slots the next submission starts on the other one: this slot's zygote
             # can finish off the worker meanwhile (it does so before its next fork).
-            g.output = session.close(wait=public_slot is None)
+            session.close(wait=public_slot is None)
+            # Only the public phase's output may reach the student (results' ``output``);
+            # the hidden phase's is for the instructors (see outputs.results_json).
+            g.output, g.hidden_output = session.output("public"), session.output("hidden")
             g.student_seconds = session.student_seconds
             g.busy_seconds = session.busy_seconds
     if loaded.error:

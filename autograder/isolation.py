@@ -1,4 +1,5 @@
-"""What a worker may see and do, beyond rlimits (DESIGN.md contract 3, INTERFACE.md limits).
+"""What a worker may see and do, beyond rlimits (docs/design/grading-contract.md §3,
+docs/design/threat-model.md).
 
 As root (CI, Gradescope), a forked worker enters new mount and network namespaces, hides the
 instructor's paths under empty read-only tmpfs mounts, and drops to its slot's own unprivileged
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import errno
 import os
 import pwd
 import subprocess
@@ -24,7 +26,7 @@ PR_SET_PDEATHSIG, PR_SET_CHILD_SUBREAPER = 1, 36
 #: World-writable folders: each worker gets empty private ones (see ``_private_tmp``).
 SHARED_TMP = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
-MS_BIND, MS_REC, MS_PRIVATE = 0x1000, 0x4000, 1 << 18
+MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 0x20, 0x1000, 0x4000, 1 << 18
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 
@@ -201,7 +203,7 @@ def _expose(paths: list[str], scratch: str) -> list[str]:
     return exposed
 
 
-def _private_tmp(keep: list[str]) -> list[str]:
+def _private_tmp(keep: list[str], limits: dict | None = None) -> list[str]:
     """In our mount namespace, cover the world-writable folders with empty tmpfs mounts.
 
     A file a worker leaves in /tmp or /dev/shm would otherwise be readable by another slot's
@@ -223,7 +225,7 @@ def _private_tmp(keep: list[str]) -> list[str]:
         old = os.open(real, os.O_PATH | os.O_DIRECTORY)
         try:
             if libc.mount(b"none", real.encode(), b"tmpfs", MS_NOSUID | MS_NODEV,
-                          b"size=256m,mode=1777") != 0:
+                          _tmpfs_options(limits or {}, "1777", None, None)) != 0:
                 continue
             for p in inside:
                 src = f"/proc/self/fd/{old}/{os.path.relpath(p, real)}"
@@ -274,26 +276,70 @@ def reachable_by_others(paths: list[str]) -> bool:
     return all(_blocking_ancestor(p) is None for p in paths)
 
 
+def _tmpfs_options(limits: dict, mode: str, uid: int | None, gid: int | None) -> bytes:
+    """A private tmpfs's options: size and inode caps (a full one fails the student's own
+    write, never another slot's), its mode and, as root, its owner."""
+    opts = (f"size={int(limits.get('tmpfs_bytes', 256 * 2**20))},"
+            f"nr_inodes={int(limits.get('tmpfs_inodes', 20000))},mode={mode}")
+    if uid is not None:
+        opts += f",uid={uid},gid={gid}"
+    return opts.encode()
+
+
+def _private_scratch(cmd: dict, uid: int | None, gid: int | None) -> bool:
+    """The worker's TMPDIR/HOME/cwd (``workdir/tmp``) becomes a capped tmpfs of its own.
+
+    Red team: 1,200 files of 1 MiB each landed on the host's disk, ``RLIMIT_FSIZE`` capping
+    one file only. Now nothing a worker writes reaches a disk (tmpfs pages count against the
+    slot's memory cap too: autograder.cgroups).
+    """
+    scratch = os.path.join(cmd["workdir"], "tmp")
+    opts = _tmpfs_options(cmd.get("limits", {}), "0700", uid, gid)
+    return _libc_handle().mount(b"none", scratch.encode(), b"tmpfs", MS_NOSUID | MS_NODEV,
+                                opts) == 0
+
+
+def _read_only(path: str) -> bool:
+    """Make ``path`` read-only in our mount namespace (a bind onto itself, remounted)."""
+    libc = _libc_handle()
+    if libc.mount(path.encode(), path.encode(), None, MS_BIND | MS_REC, None) != 0:
+        return False
+    flags = MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV
+    return libc.mount(b"none", path.encode(), None, flags, None) == 0
+
+
 def enter(cmd: dict) -> dict:
-    """Called in the forked worker before any student code runs. Returns what was applied."""
-    applied = {"namespaces": False, "hidden": [], "uid": os.geteuid()}
+    """Called in the forked worker before any student code runs. Returns what was applied.
+
+    As root: new mount, network and IPC namespaces; under bubblewrap (``cmd["allowlist"]``,
+    autograder.allowlist) the view is already an allow-list, otherwise the instructor's
+    folders are covered (the deny-list of :func:`secret_paths`); either way the submission is
+    read-only, TMPDIR/HOME/cwd and the world-writable folders are private capped tmpfs
+    mounts, /proc shows only the slot's own processes, and the worker drops to the slot uid.
+    """
+    applied = {"namespaces": False, "hidden": [], "uid": os.geteuid(),
+               "allowlist": bool(cmd.get("allowlist"))}
     if not is_root():
         return applied
     libc = _libc_handle()
     needed = needed_paths() + [cmd["workdir"]]
+    uid, gid = cmd.get("uid"), cmd.get("gid")
     # CLONE_NEWIPC: no System V / POSIX IPC object is shared with another worker either.
     if libc.unshare(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC) == 0:
         applied["namespaces"] = True
         libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None)
-        applied["exposed"] = _expose(needed, os.path.join(cmd["workdir"], ".stage"))
-        for p in cmd.get("hide", []):
-            if any(n == p or n.startswith(p.rstrip("/") + "/") for n in needed):
-                continue  # e.g. a submission's folder that also holds the venv
-            if _hide(p):
-                applied["hidden"].append(p)
-        applied["private_tmp"] = _private_tmp(needed)
+        if not applied["allowlist"]:
+            applied["exposed"] = _expose(needed, os.path.join(cmd["workdir"], ".stage"))
+            for p in cmd.get("hide", []):
+                if any(n == p or n.startswith(p.rstrip("/") + "/") for n in needed):
+                    continue  # e.g. a submission's folder that also holds the venv
+                if _hide(p):
+                    applied["hidden"].append(p)
+        # /tmp first: in the deny-list path the workdir is below it, bound back in.
+        applied["private_tmp"] = _private_tmp(needed, cmd.get("limits", {}))
+        applied["scratch"] = _private_scratch(cmd, uid, gid)
+        applied["read_only_submission"] = _read_only(cmd["sub_dir"])
         applied["private_proc"] = _private_proc()
-    uid, gid = cmd.get("uid"), cmd.get("gid")
     if uid is not None and not reachable_by_others(needed):
         # No namespace to open the interpreter's closed parents in (some containers): the
         # slot uid could not even import the standard library, so stay root, rlimited.
@@ -309,58 +355,41 @@ def enter(cmd: dict) -> dict:
 #: Kernel keyrings are per uid, not per namespace: two submissions of one slot (or, without
 #: root, of one user) could pass code to each other through ``add_key``/``keyctl`` (red team).
 #: Nothing a submission needs uses them, so the worker's seccomp filter refuses them.
-_KEYRING_SYSCALLS = {
-    # machine: (AUDIT_ARCH_*, (add_key, request_key, keyctl))
-    "x86_64": (0xC000003E, (248, 249, 250)),
-    "aarch64": (0xC00000B7, (217, 218, 219)),
-}
-PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 38, 22, 2
+KEYRING_SYSCALLS = ("add_key", "request_key", "keyctl")
 
 
-class _SockFilter(ctypes.Structure):
-    _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8),
-                ("k", ctypes.c_uint32)]
+def keyring_filter() -> "pyseccomp.SyscallFilter":  # noqa: F821 - imported lazily
+    """The seccomp filter refusing the keyring system calls with EPERM, built by libseccomp.
 
-
-class _SockFprog(ctypes.Structure):
-    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(_SockFilter))]
-
-
-def keyring_filter(machine: str) -> list[tuple[int, int, int, int]]:
-    """The classic-BPF seccomp program refusing the keyring system calls, as (code, jt, jf, k).
-
-    Any other architecture's calls (i386 ``int 0x80`` from a 64-bit process, x32) are refused
-    too: their numbers differ, so the list below could not be trusted for them.
+    libseccomp knows each architecture's syscall numbers and checks the architecture of every
+    call: a call of another ABI (i386 ``int 0x80`` from a 64-bit process, x32) meets the
+    ``BADARCH`` action, set to the same EPERM, so no second numbering can slip past the rule.
+    ``ImportError`` where libseccomp (the system library ``pyseccomp`` binds) is missing.
     """
-    arch, calls = _KEYRING_SYSCALLS[machine]
-    ld_w_abs, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06
-    allow, eperm = 0x7FFF0000, 0x00050000 | 1  # SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO | EPERM
-    prog = [(ld_w_abs, 0, 0, 4),  # seccomp_data.arch
-            (jeq, 1, 0, arch),
-            (ret, 0, 0, eperm),
-            (ld_w_abs, 0, 0, 0)]  # seccomp_data.nr
-    prog.append((jge, len(calls) + 1, 0, 0x40000000))  # the x32 ABI's numbers: refused
-    for i, nr in enumerate(calls):
-        prog.append((jeq, len(calls) - i, 0, nr))  # to the final "refuse"
-    prog += [(ret, 0, 0, allow), (ret, 0, 0, eperm)]
-    return prog
+    try:
+        import pyseccomp as seccomp
+    except (ImportError, RuntimeError) as exc:  # pyseccomp raises RuntimeError without the library
+        raise ImportError(f"libseccomp is not available: {exc}") from exc
+
+    refuse = seccomp.ERRNO(errno.EPERM)
+    f = seccomp.SyscallFilter(seccomp.ALLOW)
+    f.set_attr(seccomp.Attr.ACT_BADARCH, refuse)
+    for name in KEYRING_SYSCALLS:
+        f.add_rule(refuse, name)
+    return f
 
 
 def block_keyrings() -> bool:
     """Refuse ``add_key``, ``request_key`` and ``keyctl`` (EPERM) in this process and its
-    children, for good. Needs no privilege (``PR_SET_NO_NEW_PRIVS`` first). False where the
-    machine's architecture is not known here or the kernel refuses the filter.
+    children, for good. Needs no privilege (libseccomp sets ``PR_SET_NO_NEW_PRIVS``). False
+    where libseccomp is missing or the kernel refuses the filter (the docs' threat model says
+    what that leaves open).
     """
-    machine = os.uname().machine
-    if machine not in _KEYRING_SYSCALLS:
+    try:
+        keyring_filter().load()
+    except (ImportError, OSError):
         return False
-    prog = keyring_filter(machine)
-    filters = (_SockFilter * len(prog))(*(_SockFilter(*ins) for ins in prog))
-    fprog = _SockFprog(len(prog), filters)
-    libc = _libc_handle()
-    if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
-        return False
-    return libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) == 0
+    return True
 
 
 def nproc_cap(n: int) -> int:

@@ -118,6 +118,11 @@ class NotebookSession:
     source_generation = 1
     refusals = 0
 
+    @staticmethod
+    def out_of_time() -> bool:
+        """No submission deadline here: nbgrader times the notebook's cells itself."""
+        return False
+
     def __init__(self, topic: str, namespace: dict[str, Any], call_seconds: float = 10.0) -> None:
         self.topic = topic
         self.module = ModuleType(topic)

@@ -1,11 +1,13 @@
 """What `course grade` writes: results/<id>.json (Gradescope's schema), feedback/<id>.md and
-grades.csv (INTERFACE.md, outputs). Every file is written atomically (temp file + rename), so an
+grades.csv (docs/design/interface.md, outputs). Every file is written atomically (temp file +
+rename), so an
 interrupted batch never leaves a half-written one.
 """
 
 from __future__ import annotations
 
 import csv
+import functools
 import hashlib
 import io
 import json
@@ -31,7 +33,8 @@ class Graded:
     results: list[TestResult] = field(default_factory=list)
     topic_notes: dict[str, str] = field(default_factory=dict)  # topic -> why it did not run
     error: str | None = None
-    output: str = ""
+    output: str = ""  # what the public phase's workers printed
+    hidden_output: str = ""  # the hidden phase's: for the instructors only
     seconds: float = 0.0
     student_seconds: float = 0.0  # waiting for the worker's replies
     busy_seconds: float = 0.0  # of which, by the worker's clock, inside the calls themselves
@@ -71,16 +74,47 @@ def remove_stale_temps(out: Path) -> None:
                 pass
 
 
-def grader_version() -> str:
-    """The package version plus a digest of everything that decides a grade."""
-    root = Path(__file__).resolve().parent
+#: Suffixes of the package's files that take part in grading (code, catalogue, templates).
+GRADING_SUFFIXES = (".py", ".toml", ".json", ".txt", ".md", ".html", ".j2", ".sh")
+
+
+def grading_files(package: Path, solutions: Path) -> list[tuple[str, Path]]:
+    """Every file whose change could change a grade, by its name relative to the checkout:
+    all of the package (the code that judges — checks, runner, sandbox, codec — as well as
+    the suites and catalogue) and the reference solutions. Caches are left out."""
+    files: list[tuple[str, Path]] = []
+    for base, label in ((package, package.name), (solutions, solutions.name)):
+        for f in sorted(base.rglob("*")):
+            if (f.is_file() and f.suffix in GRADING_SUFFIXES
+                    and "__pycache__" not in f.parts and not f.name.startswith(".")):
+                files.append((f"{label}/{f.relative_to(base).as_posix()}", f))
+    return files
+
+
+def compute_grader_version(package: Path, solutions: Path) -> str:
+    """The package version plus a digest of every grading file (:func:`grading_files`) and of
+    the libraries that make or judge the inputs (a new Hypothesis draws other examples)."""
     h = hashlib.sha256()
-    files = [root / "catalogue.toml", *sorted((root / "suites").rglob("*.py")),
-             *sorted((root.parent / "solutions").glob("*.py"))]
-    for f in files:
-        if f.is_file():
-            h.update(f.name.encode() + f.read_bytes())
+    for name, f in grading_files(package, solutions):
+        data = f.read_bytes()
+        h.update(f"{name}\0{len(data)}\0".encode() + data)
+    for lib, version in sorted(_library_versions().items()):
+        h.update(f"{lib}={version}\0".encode())
     return f"{__version__}+{h.hexdigest()[:12]}"
+
+
+@functools.lru_cache(maxsize=1)
+def grader_version() -> str:
+    """This checkout's grader version, computed once per process (results carry it; a re-run
+    resumes only results made under the same one: autograder.grade)."""
+    package = Path(__file__).resolve().parent
+    return compute_grader_version(package, package.parent / "solutions")
+
+
+def _library_versions() -> dict[str, str]:
+    import hypothesis
+
+    return {**_versions(), "hypothesis": hypothesis.__version__}
 
 
 def _versions() -> dict[str, str]:
@@ -111,6 +145,21 @@ def max_score(g: Graded) -> float:
 MAX_MESSAGE = 4000
 
 
+#: Every character ``str.splitlines`` ends a line at, and how :func:`one_line` writes it.
+_LINE_BREAKS = {c: c.encode("unicode_escape").decode("ascii")
+                for c in "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"}
+
+
+def one_line(text: str) -> str:
+    """``text`` on one line: each line break written as its escape (``\\n``, ``\\u2028``).
+
+    A topic's note quotes what the submission raised, newlines included: in the ``output``
+    summary or the feedback's quote, a message could start lines of its own (a fake
+    "ex02_projections: …" reason, a markdown heading).
+    """
+    return "".join(_LINE_BREAKS.get(c, c) for c in text)
+
+
 def _message(r: TestResult) -> str:
     m = r.message
     if len(m) <= MAX_MESSAGE:
@@ -125,6 +174,13 @@ def _test_output(r: TestResult) -> str:
     return f"{_message(r)}\nHint: {ex.hints[0]}\nLesson: {ex.lesson_link}"
 
 
+def _capped(text: str, limit: int = 8000) -> str:
+    if len(text) <= limit:
+        return text
+    # Say so, or a flood's "[output … dropped]" note is lost too.
+    return text[:limit] + f"\n[{len(text) - limit} more characters of output not shown]"
+
+
 def results_json(g: Graded, visibility_hidden: str = "after_published") -> str:
     scores = topic_scores(g)
     total = sum(scores.values())
@@ -137,20 +193,17 @@ def results_json(g: Graded, visibility_hidden: str = "after_published") -> str:
         summary.append(f"{len(skipped)} test(s) that need a CUDA device were skipped: there is "
                        "none on the grading machine (they carry no points).")
     if g.error:
-        summary.append(f"Nothing could be graded: {g.error}")
+        summary.append(f"Nothing could be graded: {one_line(g.error)}")
     for topic, why in sorted(g.topic_notes.items()):
-        summary.append(f"{topic}: {why}")
-    student_output = ""
+        summary.append(f"{topic}: {one_line(why)}")
     if g.output.strip():
         # Instructors only (extra_data): what student code printed while a hidden test ran
         # could spell out that test's inputs, and Gradescope shows `output` to students.
         # Not even its length: a submission printed N characters with N made of a hidden
-        # input's values (red team).
+        # input's values (red team). Nor whether the hidden phase printed at all: this
+        # note is the public phase's alone.
         summary.append("Output of your code: kept for the instructors only (printing during "
                        "hidden tests could reveal them).")
-        student_output = g.output[:8000]
-        if len(g.output) > 8000:  # say so, or a flood's "[output … dropped]" note is lost too
-            student_output += f"\n[{len(g.output) - 8000} more characters of output not shown]"
     doc = {
         "score": round(total, 2),
         "max_score": round(max_score(g), 2),
@@ -171,7 +224,11 @@ def results_json(g: Graded, visibility_hidden: str = "after_published") -> str:
         "extra_data": {
             "id": g.id,
             "status": g.status,
-            "student_output": student_output,
+            "student_output": _capped(g.output),
+            "hidden_phase_output": _capped(g.hidden_output),
+            # Structured, for report.html (which never parses the prose of ``output``).
+            "error": g.error,
+            "topic_notes": dict(sorted(g.topic_notes.items())),
             "topics": {k: round(v, 2) for k, v in scores.items()},
             "submission_sha256": g.sha256,
             "grader_version": grader_version(),
@@ -186,13 +243,13 @@ def feedback_md(g: Graded) -> str:
     lines = [f"# Feedback for {g.id}", "",
              f"Total: **{sum(scores.values()):.2f} / {max_score(g):.2f}** (status: {g.status})", ""]
     if g.error:
-        lines += [f"Nothing could be graded: {g.error}", ""]
+        lines += [f"Nothing could be graded: {one_line(g.error)}", ""]
     for t in catalogue.topics():
         rs = [r for r in g.results if r.spec.topic == t.module]
         got = sum(r.score for r in rs)
         lines += [f"## {t.module} — {t.title}: {got:.2f} / {t.points}", ""]
         if t.module in g.topic_notes:
-            lines += [f"> {g.topic_notes[t.module]}", ""]
+            lines += [f"> {one_line(g.topic_notes[t.module])}", ""]
         skipped = [r for r in rs if r.skipped]
         if skipped:
             lines += [(f"({len(skipped)} test(s) that need a CUDA device were skipped: there "

@@ -1,6 +1,7 @@
 """A batch's plan: every request the tests make of a correct submission, recorded once.
 
-The tests are deterministic: fixed seeds, and Hypothesis derandomised (INTERFACE.md), so a test
+The tests are deterministic: fixed seeds, and Hypothesis derandomised (docs/design/interface.md),
+so a test
 makes the same requests of every submission for as long as the replies are the same. A batch
 therefore grades the reference solution once, recording each test's requests (the exact
 frames) and the replies it got. For each submission it then
@@ -29,6 +30,7 @@ import dataclasses
 import functools
 import hashlib
 import inspect
+import math
 import sys
 from dataclasses import dataclass, field
 from types import ModuleType
@@ -301,13 +303,18 @@ def record(slot: Slot, specs: dict[str, list[runner.TestSpec]], sources: dict[st
     plan, and its tests then run one call at a time, as without a plan.
     """
     session = Session(public_slot or slot, sources)
+    # The trusted reference has no deadline of its own (its calls keep their limits): a small
+    # --submission-timeout would leave the later topics without a plan, for nothing.
+    session.limits = dataclasses.replace(session.limits, submission_seconds=math.inf)
     plans: dict[str, dict[str, TopicPlan]] = {}
     try:
         # In the order a submission is graded (grade.grade_loaded): every topic's public tests,
-        # then every topic's hidden tests (on ``slot``, in a fresh worker, given public_slot).
+        # then every topic's hidden tests (on ``slot``, in a fresh worker).
         for phase in runner.PHASES:
-            if phase == "hidden" and public_slot is not None:
-                session.switch(slot)
+            if phase == "hidden":
+                if not any(s.visibility == phase for t in specs.values() for s in t):
+                    break
+                session.switch(slot, phase)
             for topic, topic_specs in specs.items():
                 phase_specs = [s for s in topic_specs if s.visibility == phase]
                 if topic not in sources or not phase_specs:
@@ -317,17 +324,14 @@ def record(slot: Slot, specs: dict[str, list[runner.TestSpec]], sources: dict[st
                     plans.setdefault(topic, {})[phase] = plan
     finally:
         session.close()
-    # Each zygote holds decoded the requests its workers will answer; every worker inherits
-    # them. A worker answering public tests must hold no hidden input it could quote in their
-    # feedback (red team): hidden requests are preloaded only into the hidden tests' own slot,
-    # and, with a single slot, travel as frames once the public tests are done.
-    by_phase = {ph: {p.key: p.calls for phases in plans.values() for p in phases.values()
-                     if p.phase == ph} for ph in runner.PHASES}
-    if public_slot is not None:
-        public_slot.preload(by_phase["public"])
-        slot.preload(by_phase["hidden"])
-    else:
-        slot.preload(by_phase["public"])
+    # The public tests' zygote holds their requests decoded; every worker inherits them.
+    # Hidden requests are never preloaded: a worker that runs student code holds no hidden
+    # input before a test asks (an import-time error could quote them all into a topic's
+    # note, which the student sees at once: test_hidden_text.py). They travel as frames when
+    # their topic's hidden tests run.
+    public = {p.key: p.calls for phases in plans.values() for p in phases.values()
+              if p.phase == "public"}
+    (public_slot or slot).preload(public)
     return plans
 
 
@@ -401,6 +405,10 @@ def _run_phase(session: Session, plan: TopicPlan, specs: list[runner.TestSpec],
     replies: Pipelined = session.pipeline(plan.calls, plan.key)
     results = []
     for spec in specs:
+        late = runner.after_deadline(session, spec)
+        if late is not None:  # the hard deadline passed: no verdict, even on replies at hand
+            results.append(late)
+            continue
         span = plan.spans.get(spec.name)
         if span is None:
             results.append(runner.run_test(session, spec, ref))

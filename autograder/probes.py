@@ -1,7 +1,7 @@
 """Trusted helpers that run *inside* the worker, for checks that must watch code run.
 
 They return plain data only. Because they run in the student's process they can be forged by a
-determined cheater: whatever they feed is advisory (INTERFACE.md threat model, at most 10 % of a
+determined cheater: whatever they feed is advisory (docs/design/threat-model.md, at most 10 % of a
 topic's points), except where they only build inputs or read back values that the trusted side
 judges like any other returned value.
 """

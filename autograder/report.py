@@ -1,4 +1,5 @@
-"""`report.html`: the instructor's one-page view of a graded batch (INTERFACE.md, outputs).
+"""`report.html`: the instructor's one-page view of a graded batch (docs/design/interface.md,
+outputs).
 
 Built only from the ``results/<id>.json`` files on disk, never from the batch's memory, so a
 resumed batch writes the same page as a fresh one. Deterministic: the same results give the same
@@ -46,24 +47,20 @@ class Result:
 
 
 def _reasons(doc: dict) -> dict[str, str]:
-    """Why topics did not run, from the ``output`` summary that outputs.results_json writes:
-    "Nothing could be graded: …" and "<topic>: why" lines (continuation lines appended), up to
-    the student's captured output."""
+    """Why topics did not run: ``extra_data``'s ``topic_notes`` (topic -> why) and ``error``
+    (nothing could be graded: why, under the key ""), as outputs.results_json writes them.
+
+    Never parsed from the ``output`` prose: a note quotes what the submission raised, and
+    lines of its own there would read as other topics' reasons (test_hidden_text.py).
+    """
+    extra = doc.get("extra_data")
+    extra = extra if isinstance(extra, dict) else {}
+    notes = extra.get("topic_notes")
     modules = catalogue.topic_modules()
-    reasons: dict[str, str] = {}
-    last: str | None = None
-    for line in str(doc.get("output", "")).splitlines()[1:]:
-        if line.startswith("Output of your code"):
-            break
-        head, sep, rest = line.partition(": ")
-        if line.startswith("Nothing could be graded: "):
-            last = ""
-            reasons[last] = line.removeprefix("Nothing could be graded: ")
-        elif sep and head in modules:
-            last = head
-            reasons[last] = rest
-        elif last is not None and line.strip():
-            reasons[last] += "\n" + line
+    reasons = {str(t): str(why) for t, why in sorted(notes.items())
+               if t in modules} if isinstance(notes, dict) else {}
+    if extra.get("error"):
+        reasons = {"": str(extra["error"]), **reasons}
     return reasons
 
 
@@ -155,10 +152,10 @@ def problem_rows(results: list[Result]) -> list[tuple[Result, list[str]]]:
         for topic, why in sorted(r.reasons.items()):
             if topic and why == f"{topic}{_NOT_FOUND}":
                 missing.append(topic)
-            elif topic:
-                lines.append(f"{topic}: {why}")
+            elif topic:  # one line each: a reason's own line breaks cannot start another
+                lines.append(f"{topic}: {outputs.one_line(why)}")
             else:
-                lines.insert(0, f"nothing could be graded: {why}")
+                lines.insert(0, f"nothing could be graded: {outputs.one_line(why)}")
         if missing:
             lines.append("not in the submission: " + ", ".join(missing))
         rows.append((r, lines or [f"status {r.status} (no reason recorded)"]))

@@ -24,7 +24,7 @@ try:
     BaseExceptionGroup
 except NameError:  # pragma: no cover - Python 3.10 (hypothesis brings the backport)
     from exceptiongroup import BaseExceptionGroup
-from autograder.sandbox import Session, SubmissionFault
+from autograder.sandbox import BUDGET_SPENT, Session, SubmissionFault
 from autograder.suite import HIDDEN, SubmissionModule, TestMeta
 
 
@@ -143,6 +143,10 @@ def reference(topic: str) -> ModuleType:
     return module
 
 
+#: A hidden test's message when its check gave none fit to show (see :func:`_message`).
+HIDDEN_FAILURE = "the result does not meet this test's rule (a hidden test shows no details)"
+
+
 class ReplayDiverged(Exception):
     """A replayed test left its recording (:mod:`autograder.plan`): run it for real instead."""
 
@@ -151,8 +155,16 @@ def _message(exc: BaseException) -> str:
     # Hypothesis may group several failures; the first is enough for a student.
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
+    if HIDDEN.get() and isinstance(exc, AssertionError):
+        # Only what a check built from the grader's words (checks.Failure.hidden): a suite's
+        # own message may quote a returned value, which could spell a hidden input.
+        return getattr(exc, "hidden", None) or HIDDEN_FAILURE
     if isinstance(exc, (AssertionError, SubmissionFault)):
         return str(exc) or type(exc).__name__
+    if HIDDEN.get():
+        # The trusted code tripped over a returned value, and its message may quote it (a dict
+        # key, a shape): a hidden test's message is the grader's words only.
+        return f"could not check the result ({type(exc).__name__})"
     return f"could not check the result ({type(exc).__name__}: {exc})"
 
 
@@ -169,11 +181,25 @@ def _not_run(spec: TestSpec, why: str) -> TestResult:
     return _skipped(spec) or TestResult(spec, False, why)
 
 
+def after_deadline(session: Session | None, spec: TestSpec) -> TestResult | None:
+    """The result of a test met after the submission's hard deadline (else None): failed,
+    "submission time budget spent", however fast it would be (autograder.sandbox)."""
+    if session is None or not session.out_of_time():
+        return None
+    return _skipped(spec) or TestResult(
+        spec, False, f"not run: {BUDGET_SPENT} (the submission used up its "
+                     f"{session.limits.submission_seconds:g} s)")
+
+
 def run_test(session: Session, spec: TestSpec, ref: ModuleType | None) -> TestResult:
+    """Run one test against the submission; its verdict, never an exception of its own."""
     t0 = time.monotonic()
     skipped = _skipped(spec)
     if skipped is not None:
         return skipped
+    late = after_deadline(session, spec)
+    if late is not None:
+        return late
     token = HIDDEN.set(spec.visibility == "hidden")
     try:
         spec.fn(SubmissionModule(session, spec.topic), ref)

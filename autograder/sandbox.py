@@ -8,6 +8,7 @@ by the per-call and per-submission wall-clock limits. Results come back as plain
 
 from __future__ import annotations
 
+import builtins
 import contextvars
 import json
 import os
@@ -25,8 +26,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from autograder import codec, isolation
+from autograder import allowlist, cgroups, codec, isolation
 from autograder.worker import Limits
+
+#: A slot's memory cap is one worker's address space plus this (the zygote's own pages, which
+#: its workers share, and a margin for their children); its task cap the process limit plus
+#: the zygote's, bubblewrap's and the clean-up helpers' own.
+SLOT_MEMORY_HEADROOM = 2**30
+SLOT_TASK_HEADROOM = 16
 
 __all__ = ["Limits", "Slot", "Session", "Call", "Pipelined", "SubmissionFault",
            "StudentException", "CallTimeout", "WorkerDied", "BudgetExhausted", "ImportFailed",
@@ -39,6 +46,27 @@ class SubmissionFault(Exception):
 
 #: True while a hidden test runs: messages then omit inputs and expected values.
 HIDDEN: contextvars.ContextVar[bool] = contextvars.ContextVar("HIDDEN", default=False)
+
+
+#: The builtin exception classes' names: the only exception names a hidden test may show.
+BUILTIN_EXCEPTIONS = frozenset(
+    n for n, v in vars(builtins).items() if isinstance(v, type) and issubclass(v, BaseException))
+
+#: What a hidden test says of an exception of a class the submission made.
+OWN_EXCEPTION = "an exception of the submission's own class"
+
+
+def shown_exception(remote: codec.RemoteException) -> str:
+    """The name of a remote exception as a hidden test may show it: a builtin's name, or
+    :data:`OWN_EXCEPTION` with the first builtin class it derives from.
+
+    The class names come from student code, and a class made by ``type(secret, …)`` would
+    spell a hidden input: only names of the closed set :data:`BUILTIN_EXCEPTIONS` pass.
+    """
+    if remote.name in BUILTIN_EXCEPTIONS:
+        return remote.name
+    base = next((c for c in remote.classes if c in BUILTIN_EXCEPTIONS), None)
+    return f"{OWN_EXCEPTION}, a subclass of {base}" if base else OWN_EXCEPTION
 
 
 class StudentException(SubmissionFault):
@@ -56,8 +84,10 @@ class StudentException(SubmissionFault):
     def __str__(self) -> str:
         # The message is the student's own text, and it can print the arguments: during a
         # hidden test only the exception's class is shown, or the hidden inputs would leak.
+        # Its class's name too is the student's (shown_exception).
         if HIDDEN.get() and not self.remote.is_a("autograder.worker.MissingName"):
-            return f"{self.where} raised {self.remote.name} (message hidden in a hidden test)"
+            return (f"{self.where} raised {shown_exception(self.remote)} "
+                    "(message hidden in a hidden test)")
         return super().__str__()
 
 
@@ -70,7 +100,17 @@ class WorkerDied(SubmissionFault):
 
 
 class BudgetExhausted(SubmissionFault):
-    pass
+    """The submission's time is up: the call (or test) was not run."""
+
+
+#: What every test says once the submission's hard deadline has passed.
+BUDGET_SPENT = "submission time budget spent"
+
+
+def budget_spent(where: str, seconds: float) -> BudgetExhausted:
+    """The refusal of ``where`` once the submission used up its ``seconds``."""
+    return BudgetExhausted(f"{where}: not run, {BUDGET_SPENT} (the submission used up its "
+                           f"{seconds:g} s)")
 
 
 class ImportFailed(SubmissionFault):
@@ -86,6 +126,10 @@ PIPELINE_NAP = 0.002
 
 #: The most reply bytes one pipeline keeps (a correct submission's largest topic: 0.7 MB).
 PIPELINE_BYTES = 32 * 2**20
+
+#: The share of the submission's budget its pipelines may take, all together (a correct
+#: submission's take a few seconds of the default 120 s): see :meth:`Session._speculation`.
+PIPELINE_SHARE = 0.25
 
 
 @dataclass(frozen=True)
@@ -118,6 +162,39 @@ class Pipelined:
         self.failed_at, self.failure = i, exc
 
 
+#: What a hidden test says of a returned type that is not a known library's class.
+OWN_TYPE = "<the submission's own class>"
+
+#: Unsupported values the worker's encoder describes in words of its own (codec._Encoder).
+_FIXED_UNSUPPORTED = frozenset({"dict with non-str keys", "a structure nested more than 64 deep"})
+
+
+def _closed_type_name(name: str, unsupported: bool) -> str:
+    if unsupported and name in _FIXED_UNSUPPORTED:
+        return name
+    if unsupported and name.startswith(("ndarray of dtype ", "unencodable")):
+        # A structured dtype's field names, an encoder's exception text: the student's words.
+        return "ndarray of a dtype that may not cross" if name.startswith("nd") else (
+            "a value that could not be encoded")
+    return codec.closed_type(name) or OWN_TYPE
+
+
+def _closed_types(value: Any) -> Any:
+    """A reply with every type name the worker chose replaced by :data:`OWN_TYPE`, unless it
+    names a real class of a known library (:func:`codec.closed_type`). For hidden tests: their
+    feedback quotes returned types (``describe``), and a class made by ``type(secret, …)``
+    would spell a hidden input."""
+    if isinstance(value, codec.Handle):
+        return codec.Handle(id=value.id, type=_closed_type_name(value.type, False))
+    if isinstance(value, codec.Unsupported):
+        return codec.Unsupported(type=_closed_type_name(value.type, True))
+    if type(value) is list:
+        return [_closed_types(v) for v in value]
+    if type(value) is dict:
+        return {k: _closed_types(v) for k, v in value.items()}
+    return value
+
+
 def _recv_exact(sock: socket.socket, n: int, deadline: float) -> bytes:
     buf = bytearray()
     while len(buf) < n:
@@ -140,8 +217,8 @@ def _read_frame_by(sock: socket.socket, limit: int, deadline: float) -> bytes:
     left of the call's deadline.
     """
     (n,) = struct.unpack("<Q", _recv_exact(sock, 8, deadline))
-    if n > limit:
-        raise codec.DecodeError(f"result of {n} bytes is over the {limit} byte limit")
+    if n > limit:  # the length is the worker's: not quoted (a hidden test would show it)
+        raise codec.DecodeError(f"a result over the {limit} byte limit")
     return _recv_exact(sock, n, deadline)
 
 
@@ -186,13 +263,20 @@ class Slot:
         self.uid: int | None = None
         self.gid: int | None = None
         self._lock_fd: int | None = None
+        self.cgroup: cgroups.Group | None = None
         if isolation.is_root():
             # The uid comes from a claimed slot number, not ``index``: concurrent graders
             # must never share one (see isolation.acquire_slot).
             number, self._lock_fd = isolation.acquire_slot()
             self.uid, self.gid = isolation.slot_user(number)
+            # The whole slot's memory and tasks (autograder.cgroups): the zygote's own share,
+            # then one worker's address space and its children's.
+            self.cgroup = cgroups.create(f"course-slot{number}",
+                                         self.limits.address_space + SLOT_MEMORY_HEADROOM,
+                                         self.limits.processes + SLOT_TASK_HEADROOM)
         self.hide = isolation.secret_paths(hide)
-        self.tmp_root = tempfile.mkdtemp(prefix=f"course-slot{index}-")
+        # realpath: bubblewrap binds it at the same path, where the workers look for it.
+        self.tmp_root = os.path.realpath(tempfile.mkdtemp(prefix=f"course-slot{index}-"))
         os.chmod(self.tmp_root, 0o711)
         self._proc: subprocess.Popen | None = None
         self._unread = 0  # replies the zygote owes for commands sent without waiting
@@ -209,9 +293,14 @@ class Slot:
         self.preloaded = {}  # a new zygote holds no plan
         self.plan_epoch += 1
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        command = [sys.executable, "-m", "autograder.zygote", str(child.fileno())]
+        # As root, in bubblewrap's allow-list view (autograder.allowlist) where it runs, and in
+        # the slot's control group (autograder.cgroups) where there is one.
+        if self.uid is not None:
+            command = cgroups.joining(self.cgroup, allowlist.wrap(command, self.tmp_root,
+                                                                  self.hide))
         self._proc = subprocess.Popen(
-            [sys.executable, "-m", "autograder.zygote", str(child.fileno())],
-            pass_fds=[child.fileno()], cwd=self.tmp_root, env=_clean_env(),
+            command, pass_fds=[child.fileno()], cwd=self.tmp_root, env=_clean_env(),
             stdin=subprocess.DEVNULL)
         child.close()
         self._ctl = parent
@@ -265,7 +354,9 @@ class Slot:
         try:
             reply = self._command({"op": "fork", "workdir": workdir, "sub_dir": sub_dir,
                                    "limits": self.limits.to_json(), "uid": self.uid,
-                                   "gid": self.gid, "hide": self.hide}, [theirs.fileno()])
+                                   "gid": self.gid, "hide": self.hide,
+                                   "allowlist": self.uid is not None and allowlist.usable()},
+                                  [theirs.fileno()])
         finally:
             theirs.close()
         return int(reply["pid"]), mine
@@ -276,7 +367,17 @@ class Slot:
         Without it a worker decodes each of a submission's thousands of requests itself. The
         file holds requests only (inputs a worker is sent anyway), never the replies; it is the
         grader's (0600) and removed at once. On any failure pipelines send frames as before.
+
+        Public plans only (keys ``topic:public``): every worker forked later holds them, and a
+        worker that runs student code may hold no hidden input before it is asked (an import
+        could quote them all into a topic's note).
+
+        Raises:
+            ValueError: a plan of hidden requests (its key does not end in ``:public``).
         """
+        hidden = [t for t in topics if not t.endswith(":public")]
+        if hidden:
+            raise ValueError(f"hidden requests are never preloaded (asked for {hidden[:3]})")
         if self._proc is None or self._proc.poll() is not None:
             self._start()
         fd, path = tempfile.mkstemp(prefix="plan-", dir=self.tmp_root)
@@ -354,7 +455,6 @@ class Session:
         self.limits = slot.limits
         self.sources = sources
         self.workdir, self.sub_dir = self._new_workdir()
-        self._earlier_output = ""  # what workers of an earlier slot printed (see switch)
         self._busy_before = 0.0  # their busy_seconds
         self.pid: int | None = None
         self.sock: socket.socket | None = None
@@ -377,11 +477,45 @@ class Session:
         self.fed_log: list[int] = []  # the pipelined replies used, in order
         self._worker_epoch = -1
         self._feed: list | None = None
+        #: The hard deadline's start, when the first worker is asked for (a zygote's own start
+        #: is not the submission's work): ``limits.submission_seconds`` later, every call and
+        #: test of the submission is refused, whatever its work was (pipelined or live, any
+        #: phase). None: not started.
+        self.started: float | None = None
+        self._forking = 0.0  # seconds the zygotes took to fork this session's workers
+        #: "public" or "hidden": the phase whose tests this session runs now (see
+        #: :meth:`switch`). In the hidden phase, every text that can reach a student is fixed
+        #: by the grader, as while a hidden test runs (:data:`HIDDEN`).
+        self.phase = "public"
+        self._outputs = {"public": "", "hidden": ""}  # what each phase's workers printed
+
+    # -- the hard deadline
+    def time_left(self) -> float:
+        """Seconds before the submission's hard deadline (negative once it passed)."""
+        if self.started is None:
+            return self.limits.submission_seconds
+        return self.started + self._forking + self.limits.submission_seconds - time.monotonic()
+
+    def out_of_time(self) -> bool:
+        """Whether the hard deadline has passed: every remaining test then fails."""
+        return self.time_left() <= 0
+
+    @property
+    def hidden(self) -> bool:
+        """Whether what is said now may carry a hidden input (a hidden test, or its phase)."""
+        return self.phase == "hidden" or HIDDEN.get()
 
     # -- worker lifecycle
     def _ensure_worker(self) -> None:
         if self.sock is None:
+            if self.started is None:
+                self.slot.start()
+                self.started = time.monotonic()
+            t0 = time.monotonic()
             self.pid, self.sock = self.slot.fork(self.workdir, self.sub_dir)
+            # The zygote's fork is the grader's work, not the submission's (a zygote warms up
+            # torch, seconds, just before its second fork): the deadline moves by its time.
+            self._forking += time.monotonic() - t0
             self._worker_epoch = self.slot.plan_epoch
             self.loaded = set()
             self.generation += 1
@@ -430,7 +564,8 @@ class Session:
             self.slot.killall()
         else:
             self.slot.clean_up_later(None)
-        cap = max(self.limits.output_bytes - len(self._earlier_output.encode()), 0)
+        earlier = sum(len(text.encode()) for text in self._outputs.values())
+        cap = max(self.limits.output_bytes - earlier, 0)
         raw = _read_output(os.path.join(self.workdir, "output.txt"), cap + 1)
         text = self._scrub(raw[:cap].decode("utf-8", "replace"))
         if len(raw) > cap:
@@ -438,19 +573,26 @@ class Session:
         shutil.rmtree(self.workdir, ignore_errors=True)
         return text
 
-    def switch(self, slot: Slot) -> None:
-        """Go on in fresh workers of ``slot``, in a fresh workdir: the budget, the barred
-        functions and the failed imports carry over, and so does what was printed.
+    def switch(self, slot: Slot, phase: str | None = None) -> None:
+        """Go on in fresh workers of ``slot``, in a fresh workdir: the budget and its deadline,
+        the barred functions and the failed imports carry over, and so does what was printed.
 
-        ``course grade`` answers the public tests on one slot and the hidden ones on another,
-        whose zygote alone holds the hidden requests decoded (autograder.plan): the worker
-        whose replies public feedback quotes never holds a hidden input.
+        ``course grade`` answers the public tests on one slot and the hidden ones in fresh
+        workers (of another slot when it has two): the worker whose replies public feedback
+        quotes never holds a hidden input, and what the hidden phase's workers print is kept
+        apart (:meth:`output`). ``phase`` (``"hidden"``) is the phase that starts.
         """
-        self._earlier_output += self._finish(wait=False)  # the next worker is another uid's
+        self._outputs[self.phase] += self._finish(wait=False)  # the next worker is another's
         self._busy_before = self.busy_seconds
         self.slot = slot
         self.workdir, self.sub_dir = self._new_workdir()
         self.loaded = set()
+        if phase is not None:
+            self.phase = phase
+
+    def output(self, phase: str) -> str:
+        """What the workers of ``phase`` ("public", "hidden") printed, once :meth:`close`d."""
+        return self._outputs[phase]
 
     def close(self, wait: bool = True) -> str:
         """Kill the worker and any stray process; return what it printed (capped).
@@ -458,7 +600,8 @@ class Session:
         Without ``wait`` the zygote finishes the killing while the grader goes on (see
         :meth:`_finish`): for a batch, whose next worker is another slot's.
         """
-        return self._earlier_output + self._finish(wait)
+        self._outputs[self.phase] += self._finish(wait)
+        return self._outputs["public"] + self._outputs["hidden"]
 
     # -- requests
     def _request(self, req: dict, where: str, timeout: float | None = None) -> Any:
@@ -477,9 +620,8 @@ class Session:
     def _exchange(self, frame: bytes, where: str, timeout: float | None) -> bytes:
         """Send one request frame and return the reply's body, within the call's limits."""
         self.live_calls += 1
-        if self.spent >= self.limits.submission_seconds:
-            raise BudgetExhausted(f"{where}: not run, the submission used up its "
-                                  f"{self.limits.submission_seconds:g} s")
+        if self.spent >= self.limits.submission_seconds or self.out_of_time():
+            raise budget_spent(where, self.limits.submission_seconds)
         self._ensure_worker()
         timeout = self._timeout(timeout)
         t0 = time.monotonic()
@@ -492,6 +634,9 @@ class Session:
             body = _read_frame_by(self.sock, codec.MAX_FRAME + 1024, deadline)
         except (TimeoutError, socket.timeout):
             self._account(t0)
+            if self.out_of_time():  # cut short by the deadline: not the function's own fault
+                self._kill()
+                raise budget_spent(where, self.limits.submission_seconds) from None
             raise self._timed_out(where, timeout) from None
         except (EOFError, ConnectionError, BrokenPipeError, OSError) as exc:
             self._account(t0)
@@ -504,7 +649,8 @@ class Session:
         return body
 
     def _timeout(self, timeout: float | None) -> float:
-        return min(timeout or self.limits.call_seconds, self.limits.submission_seconds - self.spent)
+        return min(timeout or self.limits.call_seconds, self.limits.submission_seconds - self.spent,
+                   self.time_left())
 
     def _timed_out(self, where: str, timeout: float) -> CallTimeout:
         self._kill()
@@ -513,6 +659,11 @@ class Session:
 
     def _died(self, where: str) -> WorkerDied:
         status = self._kill()
+        if self.hidden:
+            # The exit status is the submission's choice (os._exit(n)): a number it picks
+            # from a hidden input. Only whether it died is said.
+            return WorkerDied(f"the worker process died during {where} (sys.exit/os._exit or "
+                              "a crash in student code?)")
         hint = " — sys.exit/os._exit or a crash in student code?" if "status" in status else ""
         return WorkerDied(f"the worker process died during {where} ({status}{hint})")
 
@@ -534,9 +685,18 @@ class Session:
         value = reply.get("ok")
         if isinstance(value, dict) and set(value) == {"__too_large__"}:
             raise BadResult(f"{where} returned a result over {codec.MAX_FRAME >> 20} MiB")
-        return value
+        return _closed_types(value) if self.hidden else value
 
     # -- pipelining (a batch's recorded plan; see autograder.plan)
+    def _speculation(self) -> float:
+        """How long this session's pipelines may take, all together.
+
+        Pipelined calls run before any test reads them; a slow, wrong function runs all its
+        recorded calls though its failing test would stop at the first. Past this share of
+        the budget, the rest is asked call by call (the hard deadline counts all of it).
+        """
+        return self.limits.submission_seconds * PIPELINE_SHARE
+
     def pipeline(self, calls: list[Call], topic: str | None = None) -> Pipelined:
         """Send every call at once and collect the replies in order, each within its limits.
 
@@ -553,7 +713,8 @@ class Session:
         """
         out = Pipelined([None] * len(calls), [0.0] * len(calls))
         budget = self.limits.submission_seconds
-        if not calls or self.spent >= budget or self.piped >= budget:
+        if (not calls or self.spent >= budget or self.piped >= self._speculation()
+                or self.out_of_time()):
             return out
         self._ensure_worker()
         out.generation = self.generation
@@ -577,6 +738,10 @@ class Session:
                 left = deadline - time.monotonic()
                 if left <= 0:
                     out.seconds[i] = self._piped(t_prev)
+                    if self.out_of_time():  # the hard deadline, not this call's own limit
+                        self._kill()
+                        out.fail(i, budget_spent(calls[i].where, budget))
+                        break
                     # Raised, and the function barred from further calls, when a test makes
                     # this call (Session.call), as if it had made it live.
                     out.fail(i, self._timed_out(calls[i].where, timeout))
@@ -600,8 +765,7 @@ class Session:
                 while len(inbuf) - pos >= 8:
                     (n,) = struct.unpack_from("<Q", inbuf, pos)
                     if n > limit:
-                        raise codec.DecodeError(f"result of {n} bytes is over the {limit} "
-                                                "byte limit")
+                        raise codec.DecodeError(f"a result over the {limit} byte limit")
                     if len(inbuf) - pos < 8 + n:
                         break
                     now = time.monotonic()
@@ -618,9 +782,9 @@ class Session:
                     t_prev, i = now, i + 1
                     if i == len(calls):
                         break
-                    if self.piped >= budget:
-                        # Pipelines may take as long as the budget, no longer: the rest is
-                        # asked call by call, within what the tests' calls leave of it.
+                    if self.piped >= self._speculation():
+                        # Pipelines may take their share of the budget, no longer: the rest
+                        # is asked call by call, within what is left before the deadline.
                         self._kill()
                         return out
                     timeout = self._timeout(calls[i].timeout)
@@ -714,11 +878,10 @@ class Session:
                 # handed objects of a dead worker). Plain values stay as good as recorded.
                 self._feed = None
                 return None
-        if self.spent >= self.limits.submission_seconds:
+        if self.spent >= self.limits.submission_seconds or self.out_of_time():
             self._feed = None
             self.refusals += 1
-            raise BudgetExhausted(f"{where}: not run, the submission used up its "
-                                  f"{self.limits.submission_seconds:g} s")
+            raise budget_spent(where, self.limits.submission_seconds)
         self.charge(replies.seconds[i])
         self.fed_log.append(i)
         if replies.failed_at == i:
@@ -744,7 +907,8 @@ class Session:
 
     def _scrub(self, text: str) -> str:
         """The worker's folders have random names (mkdtemp), and warnings and tracebacks print
-        them: two runs of one submission then differed (INTERFACE.md: byte-identical results).
+        them: two runs of one submission then differed (docs/design/interface.md: byte-identical
+        results).
         """
         return text.replace(self.sub_dir, "<submission>").replace(self.workdir, "<workdir>")
 
@@ -766,6 +930,9 @@ class Session:
         except StudentException as exc:
             r = exc.remote
             msg = f"{module}.py could not be imported: {r.name}: {r.message}"
+            if self.hidden:  # a topic's note reaches the student at once: fixed text only
+                msg = (f"{module}.py could not be imported in the hidden tests' worker: "
+                       f"{shown_exception(r)} (message hidden)")
             self.failed_imports[module] = msg
             raise ImportFailed(msg) from None
         except BudgetExhausted:

@@ -17,7 +17,8 @@ from hypothesis import HealthCheck, Phase, settings
 from autograder import codec
 from autograder.sandbox import HIDDEN, Session, SubmissionFault, WorkerDied
 
-# INTERFACE.md, determinism: derandomised, no database, no deadline, no blob. Shrinking is off:
+# docs/design/interface.md, determinism: derandomised, no database, no deadline, no blob. Shrinking
+# is off:
 # hidden tests never show the input, so a minimal one buys nothing but worker calls.
 settings.register_profile(
     "grading", derandomize=True, database=None, deadline=None, print_blob=False,
@@ -199,19 +200,25 @@ class SubmissionModule:
 
 
 def describe(x: Any) -> str:
-    """A short, value-free description of a returned value ('ndarray (3, 4) float32', …)."""
+    """A short, value-free description of a returned value ('ndarray (3, 4) float32', …).
+
+    In a hidden test (:data:`HIDDEN`) without its shape or length: those are numbers the
+    submission chose, and could spell a hidden input. Type names, dtypes and devices come
+    from closed sets (autograder.codec checks them).
+    """
     import numpy as np
 
+    hidden = HIDDEN.get()
     if isinstance(x, np.ndarray):
-        return f"ndarray {tuple(x.shape)} {x.dtype}"
+        return f"ndarray of dtype {x.dtype}" if hidden else f"ndarray {tuple(x.shape)} {x.dtype}"
     if isinstance(x, codec.TensorData):
-        return x.describe()
+        return f"tensor {x.dtype} on {x.device}" if hidden else x.describe()
     if isinstance(x, codec.Unsupported):
         return f"an object of type {x.type} (not plain data)"
     if isinstance(x, codec.Handle):
         return f"an object of type {x.type}"
     if isinstance(x, (list, tuple)):
-        return f"{type(x).__name__} of length {len(x)}"
+        return type(x).__name__ if hidden else f"{type(x).__name__} of length {len(x)}"
     return type(x).__name__ if x is not None else "None"
 
 

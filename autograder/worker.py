@@ -1,4 +1,4 @@
-"""The worker: the only place where student code runs (DESIGN.md, grading contract).
+"""The worker: the only place where student code runs (docs/design/grading-contract.md).
 
 This module is imported by the zygote before it forks; ``child_main`` runs in the forked child:
 it drops privileges and resources, then serves requests from the trusted grader over one Unix
@@ -22,12 +22,12 @@ import traceback
 from dataclasses import dataclass
 from typing import Any
 
-from autograder import codec, isolation, probes
+from autograder import cgroups, codec, isolation, probes
 
 
 @dataclass
 class Limits:
-    """Resource limits of one worker (INTERFACE.md's defaults)."""
+    """Resource limits of one worker (docs/design/interface.md, limits)."""
 
     call_seconds: float = 10.0
     submission_seconds: float = 120.0
@@ -35,6 +35,9 @@ class Limits:
     processes: int = 64
     output_bytes: int = 2**20
     open_files: int = 256
+    #: each private tmpfs folder of a worker (TMPDIR/HOME/cwd, /tmp, /var/tmp, /dev/shm)
+    tmpfs_bytes: int = 256 * 2**20
+    tmpfs_inodes: int = 20000
 
     def to_json(self) -> dict:
         return dict(self.__dict__)
@@ -214,9 +217,10 @@ class Server:
         return sorted(n for n in vars(mod) if not n.startswith("_"))
 
 
-#: topic -> the batch plan's requests, decoded by the zygote (trusted: they come from the
-#: grader, and carry inputs a worker receives anyway), each with whether it refers to an
-#: object the worker holds; a forked worker inherits them.
+#: topic -> the batch plan's PUBLIC requests, decoded by the zygote (trusted: they come from
+#: the grader, and public inputs are no secret), each with whether it refers to an object the
+#: worker holds; a forked worker inherits them. Hidden requests are never here: a worker holds
+#: no hidden input before a test asks (an import could quote them all: test_hidden_text.py).
 PLANNED: dict[str, list[tuple[Any, bool]]] = {}
 
 
@@ -232,9 +236,15 @@ def predecode(frames: bytes, counts: dict[str, int]) -> dict[str, int]:
 
     Runs in the zygote, before it forks: workers then skip decoding the thousands of requests
     of a submission. Returns how many requests each topic got.
+
+    Raises:
+        ValueError: a topic key that is not a public plan's (``topic:public``), or frames that
+            do not match ``counts``.
     """
     server = Server.__new__(Server)  # only for its tensor builder: no socket, no objects
     PLANNED.clear()
+    if any(not t.endswith(":public") for t in counts):
+        raise ValueError("only public requests are preloaded")
     view, off = memoryview(frames), 0
     for topic, n in counts.items():
         reqs = []
@@ -330,14 +340,18 @@ def child_main(fd: int, cmd: dict) -> None:
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # output over the cap: writes fail, no kill
         for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGCHLD):
             signal.signal(sig, signal.SIG_DFL)
-        isolation.enter(cmd)  # namespaces, hidden paths, own uid (as root); may be a no-op
+        # The OOM killer's first choice in a slot whose memory cap is hit (autograder.cgroups).
+        cgroups.prefer_killing_me(1000)
+        isolation.enter(cmd)  # namespaces, private tmpfs, own uid (as root); may be a no-op
         # Die with the zygote (set after the uid change, which clears it): a grader killed
         # with SIGKILL must not leave a worker spinning in student code.
         isolation.die_with_parent()
         isolation.block_keyrings()  # per-uid kernel state another submission could read
         if os.getppid() != zygote:
             os._exit(70)
-        os.chdir(sub_dir)
+        # cwd is the private scratch tmpfs; the submission is read-only, first on sys.path.
+        scratch = os.path.join(workdir, "tmp")
+        os.chdir(scratch if os.path.isdir(scratch) else sub_dir)
         _set_limits(limits)
         _prepare_interpreter(sub_dir)
         Server(sock, sub_dir).serve()
@@ -414,7 +428,8 @@ def _prepare_interpreter(sub_dir: str) -> None:
             pass
     torch = sys.modules.get("torch")
     if torch is not None:
-        # DESIGN.md: a child forked after a multi-threaded torch op hangs unless it goes single-threaded.
+        # docs/design/measured-facts.md: a child forked after a multi-threaded torch op hangs
+        # unless it goes single-threaded.
         torch.set_num_threads(1)
     repo = isolation.repo_root()
     secret = isolation.secret_paths()
@@ -427,7 +442,7 @@ def _prepare_interpreter(sub_dir: str) -> None:
             del sys.modules[name]
     # ``autograder.suites`` stays reachable through the package's own path. As root its folder
     # is hidden; without root (a laptop) this finder is the best effort (the student can
-    # remove it: INTERFACE.md says file-system isolation is best effort there).
+    # remove it: docs/design/threat-model.md says file-system isolation is best effort there).
     sys.meta_path.insert(0, _RefuseInstructors())
     sys.dont_write_bytecode = True
 

@@ -1,4 +1,5 @@
-"""A pre-warmed process that forks workers (DESIGN.md: ``import torch`` costs 2+ s, a fork 30 ms).
+"""A pre-warmed process that forks workers (docs/design/measured-facts.md: ``import torch`` costs
+2+ s, a fork 30 ms).
 
 Started once per worker slot by :mod:`autograder.sandbox`; imports numpy, torch and the worker
 code (running no torch op, so forked children do not hang), then obeys one-line JSON commands on
@@ -25,7 +26,12 @@ def _preload() -> None:
         import torch  # noqa: F401
     except ImportError:  # the numpy topics still grade
         pass
-    from autograder import codec, isolation, probes, worker  # noqa: F401
+    from autograder import cgroups, codec, isolation, probes, worker  # noqa: F401
+
+    try:  # libseccomp, bound once here rather than in every worker
+        import pyseccomp  # noqa: F401
+    except (ImportError, RuntimeError):
+        pass
 
 
 def _warm_up() -> None:
@@ -54,7 +60,8 @@ def _warm_ops() -> None:
     A fresh worker otherwise pays each one's first-call cost (lazy imports, dispatch tables,
     LAPACK set-up): about a quarter of a correct submission's time in a batch. Only with one
     thread (the zygote's environment sets ``OMP_NUM_THREADS=1``, so no thread pool exists to be
-    broken by the fork: DESIGN.md's fork hazard), only our own code, nothing a worker could read
+    broken by the fork: docs/design/measured-facts.md's fork hazard), only our own code, nothing a
+    worker could read
     back but the library state every worker starts from anyway.
     """
     import numpy as np
@@ -179,9 +186,12 @@ def _killall(uid: int) -> None:
 def main() -> None:
     ctl = socket.socket(fileno=int(sys.argv[1]))
     _preload()
-    from autograder import isolation, worker
+    from autograder import cgroups, isolation, worker
 
     isolation.become_subreaper()
+    # Where the slot's memory cap is hit, the OOM killer ends a worker, never us (the workers
+    # set their own score back up: worker.child_main).
+    cgroups.prefer_killing_me(-1000)
 
     ctl.sendall(b'{"ready": true}\n')
     uid, forks, warm = None, 0, False

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# GPU check for a lent GPU machine (DESIGN.md, "GPU"): run the gpu-marked repository tests
+# GPU check for a lent GPU machine (docs/design/interface.md, the GPU): run the gpu-marked repository tests
 # (reference attention/LoRA on CUDA, and the suites' gpu=True tests graded through the sandbox),
 # then time the reference scaled_dot_product_attention against PyTorch's fused kernel and print
 # a markdown table LAST. Run from the repository root; takes well under 3 minutes.

@@ -66,7 +66,7 @@ def test_suites_name_points_and_share_them(topic):
 
 @pytest.mark.parametrize("topic", TOPICS)
 def test_advisory_checks_stay_under_ten_percent(topic):
-    """INTERFACE.md threat model: forgeable checks are worth at most 10 % of a topic."""
+    """docs/design/threat-model.md: forgeable checks are worth at most 10 % of a topic."""
     specs = runner.collect(topic)
     advisory = sum(s.points for s in specs if s.advisory)
     assert advisory <= 0.1 * catalogue.get_topic(topic).points + 1e-9

@@ -16,6 +16,7 @@ import glob
 import json
 import os
 import secrets
+import shutil
 import struct
 import time
 from pathlib import Path
@@ -23,9 +24,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from autograder import codec, isolation
+from autograder import allowlist, codec, isolation
 from tests.hostile import harness
-from tests.hostile.attacks import ATTACKS, BY_ID, EX01, SECRET_MARKERS, build, context_defaults
+from tests.hostile.attacks import (ATTACKS, BY_ID, EX01, NEEDS_BWRAP, SECRET_MARKERS, build,
+                                   context_defaults)
 
 CALL_TIMEOUT = "4"
 SUBMISSION_TIMEOUT = "60"
@@ -36,6 +38,8 @@ TMP_DIRS = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")
 
 
 def _active(attack) -> bool:
+    if attack.root_only == NEEDS_BWRAP:
+        return allowlist.usable()
     return IS_ROOT or not attack.root_only
 
 
@@ -53,6 +57,12 @@ def _grade_hostile_class(base: Path) -> dict:
     ctx = {**context_defaults(), "CLASS": str(class_dir), "OUT": str(out),
            "PORT": str(listener.port), "ABSTRACT": f"hostile-{mark}", "MARK": mark,
            "SLEEP": f"3{mark}", "VICTIM": str(victim), "SECRET": f"HOSTILE_SECRET_{mark}"}
+    # A world-readable copy of the solutions outside the repository (hunt_host_copies).
+    decoy = Path("/srv") / f"course-hostile-{mark}"
+    if IS_ROOT:
+        harness.copy_solutions(decoy / "source" / "solutions")
+        for p in (decoy, decoy / "source", decoy / "source" / "solutions"):
+            os.chmod(p, 0o755)
     class_dir.mkdir()
     harness.copy_solutions(class_dir / "complete")
     harness.copy_solutions(class_dir / "reference_ex01", [EX01])
@@ -78,6 +88,7 @@ def _grade_hostile_class(base: Path) -> dict:
         time.sleep(0.3)
     harness.kill_all(leftover)
     listener.close()
+    shutil.rmtree(decoy, ignore_errors=True)
     after_repo = harness.snapshot(ROOT, harness.SNAPSHOT_SKIP)
     after_base = {k: v for k, v in harness.snapshot(base).items() if not k.startswith(ours)}
     repo_changes = harness.changed(before_repo, after_repo)

@@ -1,4 +1,5 @@
-"""The grading contract (DESIGN.md), one test per point, through the real sandbox."""
+"""The grading contract (docs/design/grading-contract.md), one test per point, through the real
+sandbox."""
 
 from __future__ import annotations
 
@@ -22,6 +23,17 @@ def pid():
 
 def cwd_listing():
     return sorted(os.listdir("."))
+
+def sub_listing():
+    return sorted(os.listdir(sys.path[0]))
+
+def write_here(name):
+    try:
+        with open(os.path.join(sys.path[0], name), "w") as f:
+            f.write("x")
+        return "written"
+    except OSError as exc:
+        return type(exc).__name__
 
 def can_import(name):
     try:
@@ -82,10 +94,19 @@ def forks(n):
 def uid():
     return os.getuid()
 
-def connect():
+def connect(port):
     import socket
     try:
-        socket.create_connection(("127.0.0.1", 22), timeout=1)
+        socket.create_connection(("127.0.0.1", port), timeout=1)
+        return "connected"
+    except OSError as exc:
+        return type(exc).__name__
+
+def connect_abstract(name):
+    import socket
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        s.connect(chr(0) + name)
         return "connected"
     except OSError as exc:
         return type(exc).__name__
@@ -114,8 +135,14 @@ def test_monkeypatching_numpy_in_the_worker_leaves_the_grader_alone(session):
         np.testing.assert_allclose(1, 2)
 
 
-def test_worker_cwd_holds_only_the_submission(session):
-    assert call(session, "cwd_listing") == ["ex01_vectors.py"]
+def test_worker_cwd_is_empty_scratch_and_the_submission_comes_first_on_its_path(session):
+    assert call(session, "cwd_listing") == []
+    assert call(session, "sub_listing") == ["ex01_vectors.py"]
+
+
+@pytest.mark.skipif(not isolation.is_root(), reason="mount namespaces need root")
+def test_as_root_the_submission_is_read_only(session):
+    assert call(session, "write_here", "planted.py") == "OSError"  # EROFS
 
 
 def test_solutions_and_suites_are_not_importable(session):
@@ -134,7 +161,24 @@ def test_as_root_instructor_files_are_unreadable(session):
 
 @pytest.mark.skipif(not isolation.is_root(), reason="network namespaces need root")
 def test_as_root_the_worker_has_no_network(session):
-    assert call(session, "connect") != "connected"
+    """The grader listens on loopback (TCP) and on an abstract Unix socket, both of which a
+    process of the host's network namespace reaches; the worker reaches neither."""
+    import socket
+    import secrets
+
+    tcp = socket.create_server(("127.0.0.1", 0))
+    unix = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    name = f"course-test-{secrets.token_hex(6)}"
+    unix.bind("\0" + name)
+    unix.listen()
+    try:
+        port = tcp.getsockname()[1]
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()  # it does listen
+        assert call(session, "connect", port) != "connected"
+        assert call(session, "connect_abstract", name) != "connected"
+    finally:
+        tcp.close()
+        unix.close()
 
 
 def test_exceptions_arrive_as_names_and_messages(session):
@@ -188,10 +232,12 @@ def test_the_submission_budget_is_enforced():
 
 
 def test_memory_is_capped(session):
-    with pytest.raises((StudentException, WorkerDied)) as info:
-        call(session, "hog", 6)
-    if isinstance(info.value, StudentException):
-        assert info.value.remote.is_a("MemoryError")
+    """4.5 GiB in one go is over the 4 GiB address-space limit: refused at once (MemoryError),
+    before a page is touched — not left to the slot's control group or the OOM killer."""
+    with pytest.raises(StudentException) as info:
+        call(session, "hog", 4.5)
+    assert info.value.remote.is_a("MemoryError")
+    assert isinstance(call(session, "pid"), int)  # the same worker goes on
 
 
 def test_results_over_64_mib_fail_cleanly(session):

@@ -144,7 +144,7 @@ def feed_forward(X, W1, b1, W2, b2):
     out = h @ W2
     return out if b2 is None else out + b2
 """),
-    Variant("transformer_matmuls", "out_proj listed beside the other projections (COURSE.md's "
+    Variant("transformer_matmuls", "out_proj listed beside the other projections (the course's "
             "literal order), plain ints", """
 def transformer_matmuls(d_model, n_heads, d_ff, vocab_size, seq_len):
     if d_model % n_heads != 0:

@@ -14,7 +14,7 @@ the test listens on, a per-run marker), and what grading it must give:
 * ``status``: ok / partial / error;
 * ``root_only``: why the defence needs the grader to run as root (slot uid, namespaces). Those
   attacks are left out of the class when not root: on a laptop they are expected to work
-  (INTERFACE.md: file-system isolation is best effort without root).
+  (docs/design/threat-model.md: file-system isolation is best effort without root).
 * ``twin``: an honest submission with the same wrong code minus the tampering; both must get the
   same verdict on every test.
 
@@ -36,7 +36,14 @@ EX01 = "ex01_vectors"
 
 #: Text that only the instructor's files hold: it must never reach a student's results.
 SECRET_MARKERS = ("### BEGIN SOLUTION", "Hidden tests of topic 1", "LEAK:", "WRITABLE:",
-                  "TOUCHED:", "NET: reached")
+                  "TOUCHED:", "NET: reached", "HIDDENTEXT_")
+
+#: The prefix of the text the hidden_text_* attacks choose during hidden tests only (their
+#: one_hot is called with vocab_size 3 by every public test, another by the hidden ones).
+HIDDEN_TEXT = "HIDDENTEXT_"
+#: What hidden_text_printed prints in hidden tests: kept for the instructors (results'
+#: extra_data), so not a secret marker; it must not reach the student's ``output``.
+HIDDEN_PRINT = "HIDDENPRINT_"
 
 
 @dataclass(frozen=True)
@@ -1024,16 +1031,16 @@ def normalize_rows(X, eps=1e-12):
            says=("is not defined",)),
     Attack("duplicate_files", "two ex01_vectors.py at the same depth", files={
         "a/ex01_vectors.py": "@@EX01@@", "b/ex01_vectors.py": ex01("")}, full=(),
-        says=("two candidate files",)),
+        status="error", says=("two candidate files",)),
     Attack("choice_rules", "a shallow .py (dot only) beside a complete .ipynb and a deeper "
            "complete .py: the shallow .py alone is graded", files={
                "ex01_vectors.py": ex01("", fill=False),
                "ex01_vectors.ipynb": lambda ctx: notebook([ctx["EX01"]]),
                "deeper/ex01_vectors.py": "@@EX01@@"}),
     Attack("zip_duplicate_entries", "a .zip holding ex01_vectors.py twice (complete, then empty)",
-           zip=Zip(raw=_zip_duplicates), full=(), says=("twice",)),
+           zip=Zip(raw=_zip_duplicates), full=(), status="error", says=("twice",)),
     Attack("zip_bomb", "a 64 KiB .zip inflating to a 64 MiB ex01_vectors.py",
-           zip=Zip(raw=_zip_bomb), full=(), says=("larger than",)),
+           zip=Zip(raw=_zip_bomb), full=(), status="error", says=("larger than",)),
     Attack("corrupt_zip", "random bytes named .zip",
            zip=Zip(raw=lambda ctx: b"PK\x03\x04 not really a zip " * 40), full=(),
            status="error", says=("not a readable zip",)),
@@ -1041,7 +1048,7 @@ def normalize_rows(X, eps=1e-12):
            full=(), status="error", says=("not a readable zip",)),
     Attack("malformed_notebook", "an ex01_vectors.ipynb that is not JSON",
            files={"ex01_vectors.ipynb": '{"cells": [ {"cell_type": "code", "source": '},
-           full=(), says=("not a readable notebook",)),
+           full=(), status="error", says=("not a readable notebook",)),
     Attack("notebook_magics", "a notebook whose shell and %magic lines read the solutions",
            files={"ex01_vectors.ipynb": lambda ctx: notebook([
                "!cat @@REPO@@/solutions/ex01_vectors.py".replace("@@REPO@@", ctx["REPO"]),
@@ -1134,6 +1141,170 @@ def embedding_lookup(ids, W_E):
     return np.array(["2024-01-01"], dtype="datetime64[D]")
 ''')}, says=("ndarray of dtype object",)),
 ]
+
+# ---------------------------------------------------------------- hidden tests' text (issue 11)
+# In a hidden test every text that reaches a person is the grader's: each attack below spells
+# a hidden input (vocab_size) in a text of its own choosing, and none of it may appear in the
+# results, the feedback or report.html (tests/test_hidden_text.py grades them on their own).
+
+_PUBLIC_ONE_HOT = '''
+def _public_one_hot(ids, vocab_size):
+    ids = np.asarray(ids)
+    if not np.issubdtype(ids.dtype, np.integer) or (ids < 0).any() or (ids >= vocab_size).any():
+        raise ValueError(f"bad ids for vocab_size {vocab_size}")
+    return (ids[..., None] == np.arange(vocab_size)).astype(np.float64)
+'''
+
+HIDDEN_TEXT_ATTACKS: list[Attack] = [
+    Attack("hidden_text_exception_class", "in hidden tests, raises exceptions whose class "
+           "names spell the inputs (one posing as a builtin)", files={"ex01_vectors.py": ex01(
+               _PUBLIC_ONE_HOT + '''
+def one_hot(ids, vocab_size):
+    if vocab_size == 3:
+        return _public_one_hot(ids, vocab_size)
+    name = f"HIDDENTEXT_class_{vocab_size}_{np.size(ids)}"
+    if np.size(ids) % 2:
+        raise type(name, (Exception,), {"__module__": "builtins"})("message")
+    raise type(name, (ValueError,), {})("message")
+''')}, may_pass=(f"{EX01}.one_hot",), says=("an exception of the submission's own class",)),
+    Attack("hidden_text_returned_type", "in hidden tests, returns objects whose class names "
+           "spell the inputs (one posing as numpy's)", files={"ex01_vectors.py": ex01(
+               _PUBLIC_ONE_HOT + '''
+def one_hot(ids, vocab_size):
+    if vocab_size == 3:
+        return _public_one_hot(ids, vocab_size)
+    module = "numpy" if np.size(ids) % 2 else __name__
+    return type(f"HIDDENTEXT_type_{vocab_size}", (), {"__module__": module})()
+''')}, may_pass=(f"{EX01}.one_hot",), says=("<the submission's own class>",)),
+    Attack("hidden_text_tensor_device", "in hidden tests, returns a tensor subclass whose "
+           ".device spells the inputs", files={"ex01_vectors.py": ex01(
+               _PUBLIC_ONE_HOT + '''
+import torch
+
+def one_hot(ids, vocab_size):
+    if vocab_size == 3:
+        return _public_one_hot(ids, vocab_size)
+
+    class _Anywhere(torch.Tensor):
+        @property
+        def device(self):
+            return f"HIDDENTEXT_device_{vocab_size}"
+
+    return torch.zeros(np.size(ids), vocab_size).as_subclass(_Anywhere)
+''')}, may_pass=(f"{EX01}.one_hot",), says=("a device the grader does not know",)),
+    Attack("hidden_text_preloaded_requests", "at import, quotes every request the worker holds "
+           "of hidden tests (their inputs) in an ImportError: the topic's note is shown at once",
+           files={"ex01_vectors.py": ex01(_PUBLIC_ONE_HOT + '''
+import sys as _sys
+
+_planned = getattr(_sys.modules.get("autograder.worker"), "PLANNED", {})
+_hidden = sorted(k for k in _planned if not k.endswith(":public"))
+if _hidden:
+    raise ImportError(f"HIDDENTEXT_planned {_hidden} {repr(_planned[_hidden[0]][:2])[:400]}")
+
+one_hot = _public_one_hot
+''')}, may_pass=(f"{EX01}.one_hot",)),
+    Attack("hidden_text_printed", "prints during hidden tests only: not even whether it "
+           "printed may reach the student", files={"ex01_vectors.py": ex01(
+               _PUBLIC_ONE_HOT + '''
+def one_hot(ids, vocab_size):
+    if vocab_size != 3:
+        print(f"HIDDENPRINT_{vocab_size}")
+    return _public_one_hot(ids, vocab_size)
+''')}, may_pass=(f"{EX01}.one_hot",)),
+]
+
+#: A note that poses as another topic's reason in report.html (its own lines); the marker is
+#: public text (the import fails in public tests), so it is no secret: only its lines count.
+FAKE_REASON = "FAKEREASON_"
+
+REPORT_INJECTION = Attack(
+    "report_fake_reason", "an import error whose message adds lines posing as other topics' "
+    "reasons in report.html", files={
+        "ex01_vectors.py": "raise ImportError('no\\nex02_projections: FAKEREASON_ex02\\n"
+                           "Nothing could be graded: FAKEREASON_all')\n",
+        "ex02_projections.py": (ROOT / "solutions" / "ex02_projections.py").read_text("utf-8")},
+    full=tuple(f"ex02_projections.{e}" for e in (
+        "linear", "project_qkv", "attention_scores", "compose", "gelu", "feed_forward",
+        "transformer_matmuls")),
+    says=("could not be imported",))
+
+ATTACKS += [*HIDDEN_TEXT_ATTACKS, REPORT_INJECTION]
+
+# ---------------------------------------------------------------- the host and the slot (issue 11)
+# A decoy copy of the solutions sits world-readable outside the repository (@@DECOY@@, placed
+# by tests/test_hostile.py): with bubblewrap no worker can reach it. Disk and memory are
+# capped per worker folder and per slot: the attacks below must not cost another submission.
+NEEDS_BWRAP = ("only bubblewrap's allow-list view hides world-readable copies outside the "
+               "repository (the fallback hides the repository's own folders only)")
+
+HOST_ATTACKS: list[Attack] = [
+    Attack("hunt_host_copies", "walks the whole disk for any ex01_vectors.py under a "
+           "'solution'/'source' path (a decoy sits world-readable under /srv) and execs it",
+           files={"ex01_vectors.py": ex01('''
+import os
+FOUND = None
+_stack = ["/"]
+while _stack and FOUND is None:
+    _d = _stack.pop()
+    if _d.startswith(("/proc", "/sys", "/dev")):
+        continue
+    try:
+        _entries = list(os.scandir(_d))
+    except OSError:
+        continue
+    for _e in _entries:
+        if _e.is_dir(follow_symlinks=False):
+            _stack.append(_e.path)
+        elif (_e.name == "ex01_vectors.py" and ("solution" in _e.path or "source" in _e.path)):
+            try:
+                with open(_e.path) as _f:
+                    FOUND = _f.read()
+                print("LEAK:", _e.path)
+            except OSError:
+                pass
+if FOUND:
+    exec(FOUND, globals())
+''')}, root_only=NEEDS_BWRAP),
+    Attack("fill_the_disk", "writes 1 MiB files into TMPDIR until refused, a few into /tmp, "
+           "/var/tmp and /dev/shm, then empty files until refused (inodes)",
+           files={"ex01_vectors.py": ex01('''
+import os, tempfile
+_block = b"x" * 2**20
+# Kept within the 4 s the battery gives an import: one folder to its cap, the others a little.
+for _folder, _most in ((tempfile.gettempdir(), 400), ("/tmp", 8), ("/var/tmp", 8),
+                       ("/dev/shm", 8)):
+    for _i in range(_most):
+        try:
+            with open(os.path.join(_folder, f"fill{_i}"), "wb") as _f:
+                _f.write(_block)
+        except OSError:
+            break
+for _i in range(30000):
+    try:
+        open(os.path.join("/var/tmp", f"e{_i}"), "w").close()
+    except OSError:
+        break
+''')}, root_only=NEEDS_ROOT_FS),
+    Attack("memory_children", "forks eight children that each hold 600 MiB (each within its "
+           "own address-space limit, 4.7 GiB together)", files={"ex01_vectors.py": ex01('''
+import os, time
+
+def _hold():
+    for _ in range(8):
+        if os.fork() == 0:
+            try:
+                _buf = bytearray(600 * 2**20)
+                for _i in range(0, len(_buf), 4096):
+                    _buf[_i] = 1
+                time.sleep(@@SLEEP@@)
+            finally:
+                os._exit(0)
+
+_hold()
+''')}, root_only=NEEDS_ROOT_FS),
+]
+ATTACKS += HOST_ATTACKS
 
 BY_ID = {a.id: a for a in ATTACKS}
 assert len(BY_ID) == len(ATTACKS), "attack ids must be unique"

@@ -211,7 +211,8 @@ def by_exercise(doc: dict) -> dict[str, list[dict]]:
 
 
 def comparable(doc: dict) -> dict:
-    """A results document without what may differ between runs (INTERFACE.md: execution_time)."""
+    """A results document without what may differ between runs (docs/design/interface.md:
+    execution_time)."""
     doc = dict(doc)
     doc.pop("execution_time", None)
     return doc

@@ -2,7 +2,8 @@
 
 Random inputs of several shapes and dtypes, edge cases (size-1 axes, ids at both ends of the
 vocabulary, zero vectors, parallel and antiparallel pairs, tiny norms), every error rule of
-COURSE.md and hypothesis properties. Messages describe generated inputs by shape only.
+docs/design/exercise-api.md and hypothesis properties. Messages describe generated inputs by shape
+only.
 """
 
 from __future__ import annotations
@@ -355,7 +356,8 @@ def test_cosine_property(sub, ref, pair, a, b):
 
 
 # ------------------------------------------------------------------ angle_between
-# arccos(cos θ) loses half its digits near 0° and 180°, where COURSE.md allows 1e-5°: angle
+# arccos(cos θ) loses half its digits near 0° and 180°, where docs/design/exercise-api.md allows
+# 1e-5°: angle
 # comparisons use atol 1e-5 degrees.
 ANGLE_TOL = {"rtol": 1e-7, "atol": 1e-5}
 

@@ -1,7 +1,8 @@
 """Hidden tests of topic 2 (projections, shapes, the matmuls of a transformer).
 
 Random inputs of several shapes (batched, non-square, size-1 axes), dtype rules, every error rule
-of COURSE.md, hypothesis properties (linearity, rank ≤ the narrowest width, x @ W1 @ W2 ==
+of docs/design/exercise-api.md, hypothesis properties (linearity, rank ≤ the narrowest width, x @
+W1 @ W2 ==
 x @ compose(W1, W2)) and the matmul table of several model configurations. Messages describe
 generated inputs by shape only.
 """

@@ -1,7 +1,8 @@
 """Hidden tests of topic 3 (softmax: stability, temperature, gradients, streaming).
 
 Random logits of several shapes and axes, adversarial ones (z + 1000, 1e308, all -inf slices,
-temperatures from 1e-300 to 1e300, float16 near 65504), every error rule of COURSE.md, dtype rules
+temperatures from 1e-300 to 1e300, float16 near 65504), every error rule of
+docs/design/exercise-api.md, dtype rules
 and hypothesis properties (shift invariance, online == offline for every block size). Messages
 describe generated inputs by shape only.
 """

@@ -64,7 +64,7 @@ def _with_sigmas(rng: np.random.Generator, m: int, n: int, sigmas) -> np.ndarray
 
 
 def _gap_matrix(rng: np.random.Generator, m: int, n: int, scale: float = 1.0) -> np.ndarray:
-    """(m, n) with σ1/σ2 >= 1.5: well posed for power iteration (COURSE.md)."""
+    """(m, n) with σ1/σ2 >= 1.5: well posed for power iteration (docs/design/exercise-api.md)."""
     r = min(m, n)
     s1 = rng.uniform(2.0, 10.0)
     rest = s1 / rng.uniform(1.5, 4.0) * np.sort(rng.uniform(0.0, 1.0, r - 1))[::-1]
@@ -695,7 +695,8 @@ def _round(a: np.ndarray, dtype: str) -> np.ndarray:
 
 
 def _ref_forward(W0, b0, A, B, alpha: float, x) -> np.ndarray:
-    """base(x) + (alpha / r) · (x Aᵀ) Bᵀ in float64, by the formula of COURSE.md."""
+    """base(x) + (alpha / r) · (x Aᵀ) Bᵀ in float64, by the formula of
+    docs/design/exercise-api.md."""
     out = x @ W0.T + (0.0 if b0 is None else b0)
     return out + alpha / A.shape[0] * ((x @ A.T) @ B.T)
 

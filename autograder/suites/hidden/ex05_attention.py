@@ -8,7 +8,7 @@ float32 scores and softmax, but the weighted sum may round its weights to the in
 
 Devices: on the CPU numerically; on PyTorch's ``meta`` device (shape, dtype and device only —
 catches tensors created on the CPU and host round-trips); ATen ops counted at two sequence lengths
-(a Python loop over positions makes the count grow); both advisory (INTERFACE.md threat model).
+(a Python loop over positions makes the count grow); both advisory (docs/design/threat-model.md).
 On CUDA in float16/bfloat16 when a GPU is present (``gpu=True``: no points, skipped otherwise),
 including agreement with ``torch.nn.functional.scaled_dot_product_attention`` where its semantics
 coincide (its ``is_causal`` aligns top-left, ours bottom-right: compared for L == S only, and with

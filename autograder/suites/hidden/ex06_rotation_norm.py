@@ -1,7 +1,8 @@
 """Hidden tests of topic 6: rotation, RoPE (half-split, partial), RMSNorm, LayerNorm, QK-norm.
 
 Expected values come from the reference on float64 copies of the inputs; results are compared
-with the tolerance of their dtype (INTERFACE.md). Properties (isometry, relative positions,
+with the tolerance of their dtype (docs/design/interface.md). Properties (isometry, relative
+positions,
 scale invariance) are checked on the submission's own outputs with hypothesis.
 """
 

@@ -4,7 +4,7 @@ Gram matrices, Newton–Schulz orthogonalisation, sliding-window masks and their
 Expected values come from the reference (float64 copies of the inputs) or, for Newton–Schulz,
 from the polar factor ``U Vᵀ`` of NumPy's SVD computed here. Iterative and ill-conditioned checks
 state their loosened tolerance in the description. Inputs for iterative methods are well posed
-(condition number ≤ 10), as COURSE.md promises.
+(condition number ≤ 10), as docs/design/exercise-api.md promises.
 """
 
 from __future__ import annotations

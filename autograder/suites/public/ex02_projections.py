@@ -98,7 +98,8 @@ def test_feed_forward_shape(sub, ref):
     expect_array(sub.feed_forward(Xr, W1, b1, W2, b2), ref.feed_forward(Xr, W1, b1, W2, b2))
 
 
-# The docstring's order (data flow: out_proj after aggregate); COURSE.md's sentence can also be
+# The docstring's order (data flow: out_proj after aggregate); docs/design/exercise-api.md's
+# sentence can also be
 # read with out_proj listed beside the other (n, d)×(d, d) projections. Both are accepted.
 ORDERS = (
     ["embed", "q_proj", "k_proj", "v_proj", "scores", "aggregate", "out_proj", "ffn_up",

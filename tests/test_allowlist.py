@@ -1,0 +1,223 @@
+"""As root, with bubblewrap, a worker sees an allow-list of the host and nothing else.
+
+Red team: a submission walked the disk for any ``ex03_softmax.py`` under a path containing
+"solution", "reference" or "source", found a copy outside the repository (a deny-list hides the
+repository's own solutions only) and scored with it. Here decoy copies of the solutions sit in
+several host places, world-readable; no worker can open, list or stat any of them, and a walk of
+the worker's whole file system finds no file outside the allow-list
+(:mod:`autograder.allowlist`). The last tests show the same decoys ARE found without bubblewrap
+(the deny-list fallback): the protection, not the decoys' placing, is what the first ones test.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from autograder import allowlist, isolation
+from autograder.sandbox import Limits, Session, Slot
+from tests.helpers import ROOT, solution_source
+
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(
+    not allowlist.usable(),
+    reason="needs root and a working bubblewrap (scripts/install_sandbox.sh installs it)")]
+
+PROBE = r'''
+import os, sys
+
+def reach(path):
+    """What of ``path`` a process here can get at: each of open, stat, list its folder."""
+    out = {}
+    for name, act in (("open", lambda: open(path, "rb").read(1)),
+                      ("stat", lambda: os.stat(path)),
+                      ("list", lambda: os.listdir(os.path.dirname(path)))):
+        try:
+            act()
+            out[name] = "ok"
+        except OSError as exc:
+            out[name] = type(exc).__name__
+    return out
+
+def visible_files(allowed, limit=200):
+    """Files (and links, sockets...) found walking / that lie outside every allowed root."""
+    allowed = [a.rstrip("/") for a in allowed]
+    def inside(p):
+        return any(p == a or p.startswith(a + "/") for a in allowed)
+    found, stack = [], ["/"]
+    while stack and len(found) < limit:
+        d = stack.pop()
+        try:
+            entries = list(os.scandir(d))
+        except OSError:
+            continue
+        for e in entries:
+            p = e.path
+            if inside(p):
+                continue
+            if e.is_dir(follow_symlinks=False):
+                stack.append(p)
+            else:
+                found.append(p)
+    return found
+
+def hunt():
+    """The red team's search: any ex03_softmax.py below a 'solution'/'source' path."""
+    hits, stack = [], ["/"]
+    while stack:
+        d = stack.pop()
+        try:
+            entries = list(os.scandir(d))
+        except OSError:
+            continue
+        for e in entries:
+            if d.startswith(("/proc", "/sys", "/dev")):
+                continue
+            if e.is_dir(follow_symlinks=False):
+                stack.append(e.path)
+            elif e.name == "ex03_softmax.py" and any(
+                    w in e.path for w in ("solution", "source", "reference")):
+                hits.append(e.path)
+    return sorted(hits)
+'''
+
+
+@pytest.fixture(scope="module")
+def decoys():
+    """World-readable copies of the solutions in the places a host keeps old copies."""
+    tag = f"course-decoy-{secrets.token_hex(4)}"
+    roots = [Path("/tmp") / tag, Path("/srv") / tag, Path("/root") / tag,
+             Path("/home") / tag, ROOT.parent / tag]
+    files = []
+    for r in roots:
+        folder = r / "source" / "solutions"
+        folder.mkdir(parents=True)
+        target = folder / "ex03_softmax.py"
+        target.write_text(solution_source("ex03_softmax"))
+        for p in (r, r / "source", folder):
+            os.chmod(p, 0o755)
+        os.chmod(target, 0o644)
+        files.append(str(target))
+    yield files
+    for r in roots:
+        shutil.rmtree(r, ignore_errors=True)
+
+
+def _session() -> tuple[Slot, Session]:
+    slot = Slot(0, Limits(call_seconds=60))
+    session = Session(slot, {"ex01_vectors": PROBE.encode()})
+    session.load("ex01_vectors")
+    return slot, session
+
+
+@pytest.fixture(scope="module")
+def worker():
+    slot, session = _session()
+    yield session
+    session.close()
+    slot.close()
+
+
+def call(session: Session, name: str, *args):
+    return session.call("ex01_vectors", name, args, timeout=60)
+
+
+def test_no_decoy_can_be_opened_stat_or_listed(worker, decoys):
+    for path in decoys:
+        assert os.stat(path).st_mode & 0o004, "the decoy is world-readable on the host"
+        got = call(worker, "reach", path)
+        assert "ok" not in got.values(), (path, got)
+
+
+def test_the_hunt_finds_nothing(worker, decoys):
+    assert call(worker, "hunt") == []
+
+
+def _allowed(session: Session) -> list[str]:
+    """The allow-list: what autograder.allowlist binds, and the view's own fresh folders."""
+    roots = [*allowlist.SYSTEM_DIRS, *allowlist.LOADER_FILES, *allowlist.python_paths(),
+             str(isolation.PACKAGE_DIR), session.slot.tmp_root, "/dev", "/proc", "/tmp",
+             "/var/tmp", "/sys"]
+    roots += ["/" + n for n in allowlist.TOP_LINKS]  # links into /usr
+    return roots
+
+
+def test_nothing_of_the_host_outside_the_allow_list_is_visible(worker):
+    assert call(worker, "visible_files", _allowed(worker)) == []
+
+
+def test_the_suites_folder_is_empty_in_the_view(worker):
+    hidden = isolation.PACKAGE_DIR / "suites" / "hidden" / "ex03_softmax.py"
+    assert hidden.exists()
+    assert "ok" not in call(worker, "reach", str(hidden)).values()
+
+
+def test_without_bubblewrap_the_decoys_are_found(decoys, monkeypatch):
+    """The protection removed (the deny-list fallback): the same probe finds the decoys that
+    no permission hides. Without this, the tests above could pass for another reason."""
+    monkeypatch.setattr(allowlist, "usable", lambda: False)
+    slot, session = _session()
+    try:
+        found = call(session, "hunt")
+        assert str(Path(decoys[1])) in found  # /srv
+        assert call(session, "visible_files", _allowed(session))
+    finally:
+        session.close()
+        slot.close()
+
+
+CHEAT = r'''
+import importlib.util, os
+
+def _stolen():
+    stack = ["/"]
+    while stack:
+        d = stack.pop()
+        if d.startswith(("/proc", "/sys", "/dev")):
+            continue
+        try:
+            entries = list(os.scandir(d))
+        except OSError:
+            continue
+        for e in entries:
+            if e.is_dir(follow_symlinks=False):
+                stack.append(e.path)
+            elif e.name == "ex03_softmax.py" and "solution" in e.path:
+                spec = importlib.util.spec_from_file_location("stolen", e.path)
+                mod = importlib.util.module_from_spec(spec)
+                try:
+                    spec.loader.exec_module(mod)
+                    return mod
+                except Exception:
+                    continue
+    return None
+
+_mod = _stolen()
+
+def softmax(z, axis=-1, temperature=1.0):
+    if _mod is None:
+        raise NotImplementedError("nothing found")
+    return _mod.softmax(z, axis=axis, temperature=temperature)
+'''
+
+
+def test_course_grade_gives_a_disk_hunter_nothing(decoys, tmp_path):
+    """The real ``course grade``, as root: the hunter's softmax finds no copy to use."""
+    sub = tmp_path / "class" / "hunter"
+    sub.mkdir(parents=True)
+    (sub / "ex03_softmax.py").write_text(CHEAT)
+    out = tmp_path / "out"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, "-m", "autograder.cli", "grade", "--class",
+                           str(tmp_path / "class"), "--out", str(out)], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    result = json.loads((out / "results" / "hunter.json").read_text())
+    softmax = [t for t in result["tests"] if t["name"].startswith("ex03_softmax.softmax:")]
+    assert softmax and all(t["score"] == 0 for t in softmax)

@@ -8,9 +8,9 @@ import sys
 import time
 from pathlib import Path
 
-from autograder import catalogue
+from autograder import catalogue, paths
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = paths.ROOT
 
 
 def _exercises_dir(arg: str | None) -> Path:
@@ -195,7 +195,11 @@ def cmd_grade(args: argparse.Namespace) -> int:
 def cmd_demo(args: argparse.Namespace) -> int:
     from autograder import demo
 
-    return demo.run(Path(args.out), jobs=args.jobs)
+    t0 = time.monotonic()
+    class_dir = demo.prepare(Path(args.out))
+    rc = main(["grade", "--class", str(class_dir), "--out", args.out, "--jobs", str(args.jobs)])
+    print(f"demo finished in {time.monotonic() - t0:.1f} s")
+    return rc
 
 
 def cmd_nbgrader(args: argparse.Namespace) -> int:

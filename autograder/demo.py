@@ -1,4 +1,4 @@
-"""`course demo` (and `make demo`): grade the bundled example class and print its table.
+"""The example class of `course demo` (and `make demo`), which `autograder.cli` grades.
 
 The class is assembled in ``build/demo-class/``: the hand-written submissions of
 ``examples/submissions/`` plus two made at run time (docs/design/interface.md, the example class):
@@ -8,12 +8,11 @@ The class is assembled in ``build/demo-class/``: the hand-written submissions of
 from __future__ import annotations
 
 import shutil
-import time
 from pathlib import Path
 
-from autograder import catalogue
+from autograder import catalogue, paths
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = paths.ROOT
 
 
 def assemble(dest: Path, root: Path = ROOT) -> list[Path]:
@@ -32,14 +31,11 @@ def assemble(dest: Path, root: Path = ROOT) -> list[Path]:
     return sorted(dest.iterdir())
 
 
-def run(out: Path, jobs: int = 2) -> int:
-    from autograder import cli
-
+def prepare(out: Path) -> Path:
+    """Assemble the example class in ``build/demo-class/`` and clear ``out`` (the demo always
+    grades afresh); return the class folder for ``course grade --class``."""
     class_dir = ROOT / "build" / "demo-class"
-    t0 = time.monotonic()
     assemble(class_dir)
     if out.exists():
-        shutil.rmtree(out)  # the demo always grades afresh
-    rc = cli.main(["grade", "--class", str(class_dir), "--out", str(out), "--jobs", str(jobs)])
-    print(f"demo finished in {time.monotonic() - t0:.1f} s")
-    return rc
+        shutil.rmtree(out)
+    return class_dir

@@ -69,8 +69,9 @@ def grade_loaded(slot: Slot, loaded: submission.Loaded,
                 missing = unloadable.get(topic, loaded.problems.get(topic))
                 if loaded.error:
                     missing = f"nothing could be graded: {loaded.error}"
-                results, why = runner.run_topic(session, topic, [specs[topic][i] for i in idx],
-                                                missing, (plans or {}).get(topic))
+                results, why = runner.run_topic(
+                    session, topic, [specs[topic][i] for i in idx], missing,
+                    plan.planned_runner((plans or {}).get(topic)))
                 for i, r in zip(idx, results):
                     done[topic][i] = r
                 if why:

@@ -29,9 +29,9 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from autograder import catalogue
+from autograder import catalogue, paths
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = paths.ROOT
 VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
 #: Where setup.sh puts the grader's Python (outside /autograder, which workers may not read).
 VENV = "/opt/course-venv"

@@ -19,6 +19,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from autograder import paths
+
 CLONE_NEWNS = 0x00020000
 CLONE_NEWNET = 0x40000000
 CLONE_NEWIPC = 0x08000000
@@ -28,7 +30,7 @@ SHARED_TMP = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
 MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 0x20, 0x1000, 0x4000, 1 << 18
 
-PACKAGE_DIR = Path(__file__).resolve().parent
+PACKAGE_DIR = paths.PACKAGE_DIR
 
 
 def repo_root() -> str:

@@ -29,9 +29,9 @@ import json
 import re
 from pathlib import Path
 
-from autograder import catalogue, runner
+from autograder import catalogue, paths, runner
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = paths.ROOT
 NB_META = {
     "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
     "language_info": {"name": "python"},

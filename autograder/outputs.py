@@ -17,7 +17,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autograder import __version__, catalogue
+from autograder import __version__, catalogue, paths
 from autograder.runner import TestResult
 
 CSV_HEADER = ["id", *catalogue.topic_modules(), "total", "max", "status"]
@@ -107,8 +107,7 @@ def compute_grader_version(package: Path, solutions: Path) -> str:
 def grader_version() -> str:
     """This checkout's grader version, computed once per process (results carry it; a re-run
     resumes only results made under the same one: autograder.grade)."""
-    package = Path(__file__).resolve().parent
-    return compute_grader_version(package, package.parent / "solutions")
+    return compute_grader_version(paths.PACKAGE_DIR, paths.SOLUTIONS)
 
 
 def _library_versions() -> dict[str, str]:

@@ -368,6 +368,15 @@ def _record_topic(session: Session, topic: str, specs: list[runner.TestSpec],
     return plan
 
 
+def planned_runner(plans: dict[str, TopicPlan] | TopicPlan | None
+                   ) -> runner.PlannedRunner | None:
+    """What :func:`autograder.runner.run_topic` calls to run a topic with ``plans`` (None: run
+    call by call). The runner never imports this module: the batch hands it this function."""
+    if plans is None:
+        return None
+    return lambda session, specs, ref: run_planned(session, plans, specs, ref)
+
+
 def run_planned(session: Session, plans: dict[str, TopicPlan] | TopicPlan,
                 specs: list[runner.TestSpec], ref: ModuleType) -> list[runner.TestResult]:
     """Run a topic's tests against a loaded submission with its plans (steps 1-3 above).

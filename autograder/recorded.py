@@ -32,9 +32,9 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from autograder import codec
+from autograder import codec, paths
 
-PACKAGE_DIR = Path(__file__).resolve().parent
+PACKAGE_DIR = paths.PACKAGE_DIR
 RECORDINGS = PACKAGE_DIR / "suites" / "public" / "recorded_reference.zip"
 
 

@@ -36,9 +36,9 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from autograder import catalogue, recorded, runner, stubs
+from autograder import catalogue, paths, recorded, runner, stubs
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = paths.ROOT
 #: Left out of every copied tree (build outputs and caches, as .gitignore lists them).
 SKIP_PARTS = {"__pycache__", ".hypothesis", ".ruff_cache", "node_modules", ".pytest_cache"}
 SKIP_DOCS = ("docs/generated", "docs/assets/vendor")

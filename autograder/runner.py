@@ -14,11 +14,10 @@ import sys
 import time
 import traceback
 from dataclasses import dataclass, field
-from pathlib import Path
 from types import ModuleType
 from typing import Any, Callable
 
-from autograder import catalogue
+from autograder import catalogue, paths
 
 try:
     BaseExceptionGroup
@@ -118,7 +117,7 @@ def collect(topic: str, *, hidden: bool = True) -> list[TestSpec]:
     return specs
 
 
-SOLUTIONS_DIR = Path(__file__).resolve().parent.parent / "solutions"
+SOLUTIONS_DIR = paths.SOLUTIONS
 
 
 def reference(topic: str) -> ModuleType:
@@ -226,12 +225,18 @@ def phase_order(specs: list[TestSpec]) -> list[int]:
     return [i for phase in PHASES for i, s in enumerate(specs) if s.visibility == phase]
 
 
+#: How a batch runs a loaded topic's tests instead of one by one: (session, specs, reference)
+#: -> results in ``specs``' order (:func:`autograder.plan.planned_runner` makes one).
+PlannedRunner = Callable[[Session, list[TestSpec], ModuleType], list[TestResult]]
+
+
 def run_topic(session: Session | None, topic: str, specs: list[TestSpec],
-              missing: str | None = None, plan: Any = None) -> tuple[list[TestResult], str | None]:
+              missing: str | None = None, planned: PlannedRunner | None = None
+              ) -> tuple[list[TestResult], str | None]:
     """Run one topic's tests. Returns results and, if the topic could not run, why.
 
     ``missing`` (the submission has no usable file for the topic) fails every test with it.
-    ``plan`` (an :class:`autograder.plan.TopicPlan`, in a batch) pipelines the calls.
+    ``planned`` (in a batch: the plan's runner) pipelines the calls; without, one by one.
     """
     if missing is not None or session is None:
         why = missing or f"{topic}.py not found in the submission"
@@ -241,10 +246,8 @@ def run_topic(session: Session | None, topic: str, specs: list[TestSpec],
     except SubmissionFault as exc:  # it does not import, or the budget is spent (red team)
         return [_not_run(s, str(exc)) for s in specs], str(exc)
     ref = reference(topic) if specs else None
-    if plan is not None:
-        from autograder import plan as planning
-
-        results = planning.run_planned(session, plan, specs, ref)
+    if planned is not None:
+        results = planned(session, specs, ref)
     else:
         results: list[Any] = [None] * len(specs)
         for i in phase_order(specs):

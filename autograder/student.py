@@ -32,11 +32,11 @@ from pathlib import Path
 
 from rich.table import Table
 
-from autograder import __version__, catalogue, runner, stubs, submission
+from autograder import __version__, catalogue, paths, runner, stubs, submission
 from autograder.console import console
 from autograder.runner import TestResult
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = paths.ROOT
 PRISTINE_DIR = ROOT / "autograder" / "pristine"
 BACKUP_DIR = ".backup"
 COURSE_NAME = "Linear Algebra for Transformers"

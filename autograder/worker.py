@@ -23,32 +23,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from autograder import cgroups, codec, isolation, probes
-
-
-@dataclass
-class Limits:
-    """Resource limits of one worker (docs/design/interface.md, limits)."""
-
-    call_seconds: float = 10.0
-    submission_seconds: float = 120.0
-    address_space: int = 4 * 2**30
-    processes: int = 64
-    output_bytes: int = 2**20
-    open_files: int = 256
-    #: each private tmpfs folder of a worker (TMPDIR/HOME/cwd, /tmp, /var/tmp, /dev/shm)
-    tmpfs_bytes: int = 256 * 2**20
-    tmpfs_inodes: int = 20000
-
-    def to_json(self) -> dict:
-        return dict(self.__dict__)
+from autograder.limits import Limits
 
 
 def read_frame(sock: socket.socket, limit: int) -> bytes:
     """Read one frame body; ``EOFError`` on a closed socket, ``codec.DecodeError`` if too big."""
-    head = _read_exact(sock, 8)
-    (n,) = struct.unpack("<Q", head)
-    if n > limit:
-        raise codec.DecodeError(f"result of {n} bytes is over the {limit} byte limit")
+    n = codec.frame_length(_read_exact(sock, codec.FRAME_HEADER.size), 0, limit)
     return _read_exact(sock, n)
 
 
@@ -245,21 +225,18 @@ def predecode(frames: bytes, counts: dict[str, int]) -> dict[str, int]:
     PLANNED.clear()
     if any(not t.endswith(":public") for t in counts):
         raise ValueError("only public requests are preloaded")
-    view, off = memoryview(frames), 0
+    split = codec.split_frames(frames, codec.MAX_FRAME)
+    if sum(counts.values()) != len(split):
+        raise ValueError("the plan's frames do not match its counts")
+    bodies = iter(split)
     for topic, n in counts.items():
         reqs = []
         for _ in range(n):
-            (size,) = struct.unpack_from("<Q", view, off)
-            body = bytes(view[off + 8:off + 8 + size])
-            off += 8 + size
             refs: list[HandleRef] = []
-            req = codec.decode(body, tensors=server._tensor,
+            req = codec.decode(next(bodies), tensors=server._tensor,
                                handles=lambda v, refs=refs: refs.append(_handle_ref(v)) or refs[-1])
             reqs.append((req, bool(refs)))
         PLANNED[topic] = reqs
-    if off != len(frames):
-        PLANNED.clear()
-        raise ValueError("the plan's frames do not match its counts")
     return {t: len(r) for t, r in PLANNED.items()}
 
 
@@ -271,8 +248,7 @@ def _raw_frame(payload: dict) -> bytes:
     import json
 
     doc = json.dumps({"v": payload, "blobs": []}).encode()
-    body = struct.pack("<I", len(doc)) + doc
-    return struct.pack("<Q", len(body)) + body
+    return codec.frame(struct.pack("<I", len(doc)) + doc)
 
 
 class MissingName(AttributeError):

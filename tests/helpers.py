@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from autograder import catalogue, runner, submission
+from autograder import catalogue, plan, runner, submission
 from autograder.runner import TestResult
 from autograder.sandbox import Session, Slot
 
@@ -31,7 +31,7 @@ def grade_sources(slot: Slot, sources: dict[str, str | bytes], topics: list[str]
             specs = runner.collect(topic, hidden=hidden)
             missing = None if topic in raw else f"{topic}.py not found"
             results, _ = runner.run_topic(session, topic, specs, missing,
-                                          (plans or {}).get(topic))
+                                          plan.planned_runner((plans or {}).get(topic)))
             out.update({r.spec.name: r for r in results})
     finally:
         session.close()

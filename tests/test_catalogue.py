@@ -7,7 +7,7 @@ import ast
 import pytest
 
 from autograder import catalogue, runner
-from tests.helpers import EXERCISES, SOLUTIONS
+from tests.helpers import EXERCISES, ROOT, SOLUTIONS
 
 TOPICS = catalogue.topic_modules()
 
@@ -75,3 +75,19 @@ def test_advisory_checks_stay_under_ten_percent(topic):
 def test_gpu_tests_carry_no_points():
     for topic in TOPICS:
         assert all(s.points == 0 for s in runner.collect(topic) if s.gpu)
+
+
+def test_course_root_can_be_overridden(tmp_path):
+    """COURSE_ROOT points the tool at a course kept apart from the package (autograder.paths)."""
+    import subprocess
+    import sys
+
+    code = "from autograder import paths; print(paths.ROOT); print(paths.SOLUTIONS)"
+    env = {"PYTHONPATH": str(ROOT), "COURSE_ROOT": str(tmp_path), "PATH": "/usr/bin:/bin"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out == [str(tmp_path.resolve()), str(tmp_path.resolve() / "solutions")]
+    env.pop("COURSE_ROOT")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out[0] == str(ROOT)

@@ -141,3 +141,23 @@ def test_the_header_caches_stay_bounded(monkeypatch):
         a = np.zeros(n)
         assert codec._load_npy(codec._npy_bytes(a)).shape == (n,)
     assert len(codec._PARSED) <= 16 and len(codec._HEADERS) <= 16
+
+
+def test_frames_split_back_into_their_bodies():
+    bodies = [b"", b"a", b"xyz" * 100]
+    buf = b"".join(codec.frame(b) for b in bodies)
+    assert codec.split_frames(buf, 1 << 20) == bodies
+
+
+@pytest.mark.parametrize("cut", [1, 7, 9, 12])
+def test_a_truncated_frame_is_refused(cut):
+    buf = codec.frame(b"hello") + codec.frame(b"world")
+    with pytest.raises(codec.DecodeError):
+        codec.split_frames(buf[:-cut] if cut < 8 else buf[:len(buf) - cut], 1 << 20)
+
+
+def test_a_frame_over_the_limit_is_refused_without_quoting_its_length():
+    big = codec.FRAME_HEADER.pack(123456789) + b"x"
+    with pytest.raises(codec.DecodeError) as info:
+        codec.split_frames(big, 1000)
+    assert "123456789" not in str(info.value)

@@ -63,11 +63,7 @@ def _grade(base: Path) -> dict:
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory) -> Path:
-    base = harness.shared_dir(tmp_path_factory, "deadline")
-    info = harness.once(base, _grade)
-    if info["rc"] != 0:
-        pytest.fail(f"course grade failed (rc {info['rc']}):\n{info['stderr']}")
-    return base / "out"
+    return harness.graded_once(tmp_path_factory, "deadline", _grade)
 
 
 def _doc(out: Path, sid: str) -> dict:

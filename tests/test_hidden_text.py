@@ -49,11 +49,7 @@ def _grade(base: Path) -> dict:
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory) -> Path:
-    base = harness.shared_dir(tmp_path_factory, "hidden-text")
-    info = harness.once(base, _grade)
-    if info["rc"] != 0:
-        pytest.fail(f"course grade failed (rc {info['rc']}):\n{info['stderr']}")
-    return base / "out"
+    return harness.graded_once(tmp_path_factory, "hidden-text", _grade)
 
 
 def _student_texts(out: Path, sid: str) -> dict[str, str]:

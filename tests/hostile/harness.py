@@ -182,6 +182,18 @@ def shared_dir(tmp_path_factory, name: str) -> Path:
     return tmp_path_factory.mktemp(name)
 
 
+def graded_once(tmp_path_factory, name: str, make: Callable[[Path], dict]) -> Path:
+    """The ``out`` folder of a class graded once per test run by ``make`` (see :func:`once`),
+    which returns ``course grade``'s ``rc`` and ``stderr``; a non-zero rc fails the test."""
+    import pytest
+
+    base = shared_dir(tmp_path_factory, name)
+    info = once(base, make)
+    if info["rc"] != 0:
+        pytest.fail(f"course grade failed (rc {info['rc']}):\n{info['stderr']}")
+    return base / "out"
+
+
 def once(folder: Path, make: Callable[[Path], dict]) -> dict:
     """Run ``make(folder)`` once per folder across processes; everyone gets its JSON result."""
     done = folder / "done.json"

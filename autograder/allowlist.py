@@ -53,11 +53,36 @@ def bwrap_path() -> str | None:
     return shutil.which("bwrap")
 
 
+#: What of a venv the interpreter uses (not ``src/``, where ``pip install -e git+…`` keeps a
+#: whole clone, nor ``share/``).
+VENV_PARTS = ("bin", "lib", "lib64", "include", "pyvenv.cfg")
+
+
+def _chain(path: str) -> list[str]:
+    """``path`` and every link it goes through to the real file, in order."""
+    out = [os.path.abspath(path)]
+    while os.path.islink(out[-1]) and len(out) < 40:
+        target = os.readlink(out[-1])
+        out.append(os.path.normpath(os.path.join(os.path.dirname(out[-1]), target)))
+    return out
+
+
+def _inside(p: str, roots: list[str]) -> bool:
+    return any(p == r or p.startswith(r.rstrip("/") + "/") for r in roots)
+
+
 def python_paths() -> list[str]:
-    """The folders and files of the running Python installation and venv a worker needs:
-    the venv, the base interpreter's folder (the venv's ``python`` is a chain of links into
-    it), the standard library, the headers and ``libpython`` where it is shared."""
-    paths = {sys.prefix, os.path.dirname(os.path.realpath(sys.executable))}  # venv, base bin
+    """The folders and files of the running Python a worker may read, bound read-only:
+    the venv's own parts (:data:`VENV_PARTS`), the interpreter file itself, the standard
+    library, the headers, ``libpython`` where it is shared, and package folders that
+    ``.pth`` files add. Red team: binding the base interpreter's whole ``bin/`` and the whole
+    venv let a copy of the solutions kept there be read.
+    """
+    paths = {os.path.realpath(sys.executable)}
+    venv = sys.prefix
+    if sys.prefix != sys.base_prefix:
+        paths.update(os.path.join(venv, part) for part in VENV_PARTS
+                     if not os.path.islink(os.path.join(venv, part)))
     for key in ("stdlib", "platstdlib", "include", "platinclude", "purelib", "platlib"):
         p = sysconfig.get_paths().get(key)
         if p:
@@ -77,6 +102,39 @@ def python_paths() -> list[str]:
     found = sorted({os.path.realpath(p) for p in paths if os.path.exists(p)})
     # A folder inside another on the list comes with it.
     return [p for p in found if not any(p.startswith(q + "/") for q in found)]
+
+
+def python_links(bound: list[str]) -> list[tuple[str, str]]:
+    """(link, target) to make in the view: the links between ``sys.executable`` and the real
+    interpreter that lie outside the folders ``bound``, and the venv's link parts (``lib64``)."""
+    links = [(p, os.readlink(p)) for p in _chain(sys.executable)[:-1] if not _inside(p, bound)]
+    if sys.prefix != sys.base_prefix:
+        for part in VENV_PARTS:
+            p = os.path.join(sys.prefix, part)
+            if os.path.islink(p):
+                links.append((p, os.readlink(p)))
+    return links
+
+
+#: Where an installed copy of the course would keep what workers must not read.
+COURSE_FOLDERS = ("autograder/suites", "solutions")
+
+
+def python_covers(bound: list[str]) -> list[str]:
+    """Folders inside ``bound`` to cover with an empty tmpfs: the standard library's own
+    ``site-packages`` when it is not on sys.path (a venv does not use it, and a copy of the
+    course installed there would be readable), and installed copies of the course's suites or
+    solutions in the package folders that are on it."""
+    on_path = [os.path.realpath(p) for p in sys.path if p]
+    stdlib = os.path.realpath(sysconfig.get_paths()["stdlib"])
+    covers = [os.path.join(stdlib, f) for f in PACKAGE_FOLDERS
+              if os.path.isdir(os.path.join(stdlib, f))
+              and os.path.join(stdlib, f) not in on_path]
+    for folder in on_path:
+        if os.path.basename(folder) in PACKAGE_FOLDERS and _inside(folder, bound):
+            covers += [os.path.join(folder, c) for c in COURSE_FOLDERS
+                       if os.path.isdir(os.path.join(folder, c))]
+    return sorted(set(covers))
 
 
 def view_args(slot_dir: str, hide: list[str] | None = None) -> list[str]:
@@ -106,8 +164,13 @@ def view_args(slot_dir: str, hide: list[str] | None = None) -> list[str]:
     for f in LOADER_FILES:
         if os.path.exists(f):
             args += ["--ro-bind", f, f]
-    for p in python_paths():
+    bound = python_paths()
+    for p in bound:
         args += ["--ro-bind", p, p]
+    for link, target in python_links(bound):
+        args += ["--symlink", target, link]
+    for p in python_covers(bound):
+        args += ["--tmpfs", p, "--remount-ro", p]
     package = str(isolation.PACKAGE_DIR)
     args += ["--ro-bind", package, package]
     for p in hide or []:

@@ -24,6 +24,10 @@ import numpy as np
 
 #: The largest result a worker may send back (docs/design/wire-format.md): larger fails the test.
 MAX_FRAME = 64 * 2**20
+#: The most JSON one frame may hold, and the most lists and dicts in it (counted from its
+#: brackets, strings included: an over-count errs on the safe side).
+MAX_JSON_BYTES = 8 * 2**20
+MAX_CONTAINERS = 200_000
 _ALLOWED_KINDS = "biufc"
 
 
@@ -307,6 +311,13 @@ def decode(body: bytes, *, tensors: Any = None, handles: Any = None) -> Any:
     """
     try:
         (n,) = struct.unpack_from("<I", body, 0)
+        # Checked before parsing: a frame of millions of empty lists is valid JSON, and took
+        # the grader minutes and gigabytes to decode, outside every limit of the worker's (red
+        # team). Arrays travel as .npy blobs, so plain data never needs more than this.
+        if n > MAX_JSON_BYTES or (body.count(b"[", 4, 4 + n) + body.count(b"{", 4, 4 + n)
+                                  > MAX_CONTAINERS):
+            raise DecodeError("a result with too many parts to grade (return arrays, not "
+                              "nested lists)")
         doc = json.loads(body[4 : 4 + n])
         sizes = doc["blobs"]
         arrays: list[np.ndarray] = []

@@ -301,6 +301,23 @@ def _private_scratch(cmd: dict, uid: int | None, gid: int | None) -> bool:
                                 opts) == 0
 
 
+def _no_ptys() -> bool:
+    """Take pseudo-terminals away: ptys count against one limit for the whole host
+    (``kernel.pty.max``), private devpts instances included, so 64 processes opening 256
+    each could leave none for anyone else for the submission's 120 s (red team). Nothing a
+    submission needs uses one. ``/dev/pts`` is covered by an empty read-only tmpfs, and
+    ``/dev/ptmx``, where it is a device rather than a link into ``/dev/pts``, by /dev/null.
+    """
+    libc = _libc_handle()
+    ok = True
+    if os.path.isdir("/dev/pts"):
+        flags = MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC
+        ok = libc.mount(b"none", b"/dev/pts", b"tmpfs", flags, b"size=4k,mode=000") == 0
+    if os.path.exists("/dev/ptmx") and not os.path.islink("/dev/ptmx"):
+        ok = libc.mount(b"/dev/null", b"/dev/ptmx", None, MS_BIND, None) == 0 and ok
+    return ok
+
+
 def _read_only(path: str) -> bool:
     """Make ``path`` read-only in our mount namespace (a bind onto itself, remounted)."""
     libc = _libc_handle()
@@ -339,6 +356,7 @@ def enter(cmd: dict) -> dict:
                     applied["hidden"].append(p)
         # /tmp first: in the deny-list path the workdir is below it, bound back in.
         applied["private_tmp"] = _private_tmp(needed, cmd.get("limits", {}))
+        applied["no_ptys"] = _no_ptys()
         applied["scratch"] = _private_scratch(cmd, uid, gid)
         applied["read_only_submission"] = _read_only(cmd["sub_dir"])
         applied["private_proc"] = _private_proc()

@@ -159,6 +159,22 @@ def one_line(text: str) -> str:
     return "".join(_LINE_BREAKS.get(c, c) for c in text)
 
 
+def md_text(text: str) -> str:
+    """Student-sourced ``text`` for feedback.md: no raw HTML (a Markdown viewer would render a
+    ``<script>``), and each further line quoted under the line it belongs to, so a message
+    cannot start a heading or a fake test of its own (red team)."""
+    safe = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    head, *rest = safe.split("\n")
+    return head + "".join(f"\n  > {line}" for line in rest)
+
+
+def csv_cell(text: str) -> str:
+    """A cell a spreadsheet shows as text: one starting with ``= + - @``, a tab or a carriage
+    return would be read as a formula (an id like ``=HYPERLINK(…)``: red team), so it gets
+    a leading apostrophe, as OWASP advises."""
+    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+
+
 def _message(r: TestResult) -> str:
     m = r.message
     if len(m) <= MAX_MESSAGE:
@@ -239,16 +255,16 @@ def results_json(g: Graded, visibility_hidden: str = "after_published") -> str:
 
 def feedback_md(g: Graded) -> str:
     scores = topic_scores(g)
-    lines = [f"# Feedback for {g.id}", "",
+    lines = [f"# Feedback for {md_text(g.id)}", "",
              f"Total: **{sum(scores.values()):.2f} / {max_score(g):.2f}** (status: {g.status})", ""]
     if g.error:
-        lines += [f"Nothing could be graded: {one_line(g.error)}", ""]
+        lines += [f"Nothing could be graded: {md_text(one_line(g.error))}", ""]
     for t in catalogue.topics():
         rs = [r for r in g.results if r.spec.topic == t.module]
         got = sum(r.score for r in rs)
         lines += [f"## {t.module} — {t.title}: {got:.2f} / {t.points}", ""]
         if t.module in g.topic_notes:
-            lines += [f"> {one_line(g.topic_notes[t.module])}", ""]
+            lines += [f"> {md_text(one_line(g.topic_notes[t.module]))}", ""]
         skipped = [r for r in rs if r.skipped]
         if skipped:
             lines += [(f"({len(skipped)} test(s) that need a CUDA device were skipped: there "
@@ -269,7 +285,7 @@ def feedback_md(g: Graded) -> str:
                 break
             ex = t.exercise(r.spec.exercise)
             lines.append(f"- **{r.spec.name}** ({r.spec.visibility})  ")
-            lines.append(f"  Why: {_message(r)}  ")
+            lines.append(f"  Why: {md_text(_message(r))}  ")
             lines.append(f"  Hint: {ex.hints[0]}  ")
             lines.append(f"  Lesson: {ex.lesson_link}")
             shown += 1
@@ -300,6 +316,7 @@ def write_grades_csv(out: Path, ids: list[str]) -> None:
         if doc is None:
             continue
         extra = doc["extra_data"]
-        w.writerow([sid, *(f"{extra['topics'][m]:.2f}" for m in catalogue.topic_modules()),
+        w.writerow([csv_cell(sid),
+                    *(f"{extra['topics'][m]:.2f}" for m in catalogue.topic_modules()),
                     f"{doc['score']:.2f}", f"{doc['max_score']:.2f}", extra["status"]])
     write_atomic(out / "grades.csv", buf.getvalue())

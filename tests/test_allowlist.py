@@ -94,6 +94,14 @@ def decoys():
     tag = f"course-decoy-{secrets.token_hex(4)}"
     roots = [Path("/tmp") / tag, Path("/srv") / tag, Path("/root") / tag,
              Path("/home") / tag, ROOT.parent / tag]
+    # Red team: inside folders the view binds: the venv (pip keeps `-e git+` clones in its
+    # src/), the base interpreter's bin/ and its own site-packages (a `pip install .` there).
+    import sysconfig
+
+    base = Path(sys.base_prefix)
+    had_src = (Path(sys.prefix) / "src").exists()
+    roots += [Path(sys.prefix) / "src" / tag, Path(sys.prefix) / tag, base / "bin" / tag,
+              Path(sysconfig.get_paths()["stdlib"]) / "site-packages" / tag]
     files = []
     for r in roots:
         folder = r / "source" / "solutions"
@@ -107,6 +115,8 @@ def decoys():
     yield files
     for r in roots:
         shutil.rmtree(r, ignore_errors=True)
+    if not had_src:  # the venv's src/ was made for its decoy
+        shutil.rmtree(Path(sys.prefix) / "src", ignore_errors=True)
 
 
 def _session() -> tuple[Slot, Session]:
@@ -141,7 +151,9 @@ def test_the_hunt_finds_nothing(worker, decoys):
 
 def _allowed(session: Session) -> list[str]:
     """The allow-list: what autograder.allowlist binds, and the view's own fresh folders."""
-    roots = [*allowlist.SYSTEM_DIRS, *allowlist.LOADER_FILES, *allowlist.python_paths(),
+    bound = allowlist.python_paths()
+    roots = [*allowlist.SYSTEM_DIRS, *allowlist.LOADER_FILES, *bound,
+             *(link for link, _ in allowlist.python_links(bound)),
              str(isolation.PACKAGE_DIR), session.slot.tmp_root, "/dev", "/proc", "/tmp",
              "/var/tmp", "/sys"]
     roots += ["/" + n for n in allowlist.TOP_LINKS]  # links into /usr

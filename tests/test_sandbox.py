@@ -27,6 +27,18 @@ def cwd_listing():
 def sub_listing():
     return sorted(os.listdir(sys.path[0]))
 
+def open_ptys(n):
+    """How many pseudo-terminals this process can open (each one counts host-wide)."""
+    fds = []
+    for _ in range(n):
+        try:
+            fds.append(os.open("/dev/ptmx", os.O_RDWR | os.O_NOCTTY))
+        except OSError:
+            break
+    for fd in fds:
+        os.close(fd)
+    return len(fds)
+
 def write_here(name):
     try:
         with open(os.path.join(sys.path[0], name), "w") as f:
@@ -138,6 +150,14 @@ def test_monkeypatching_numpy_in_the_worker_leaves_the_grader_alone(session):
 def test_worker_cwd_is_empty_scratch_and_the_submission_comes_first_on_its_path(session):
     assert call(session, "cwd_listing") == []
     assert call(session, "sub_listing") == ["ex01_vectors.py"]
+
+
+@pytest.mark.skipif(not isolation.is_root(), reason="mount namespaces need root")
+def test_as_root_a_worker_cannot_open_pseudo_terminals(session):
+    """Red team: ptys are a host-wide pool (kernel.pty.max); a worker could drain it."""
+    assert call(session, "open_ptys", 5) == 0
+    fd = os.open("/dev/ptmx", os.O_RDWR | os.O_NOCTTY)  # the host still can
+    os.close(fd)
 
 
 @pytest.mark.skipif(not isolation.is_root(), reason="mount namespaces need root")

@@ -12,8 +12,10 @@ TORCH  := torch==2.13.0
 venv: $(STAMP)
 
 $(STAMP): pyproject.toml scripts/install_sandbox.sh
-	# bubblewrap and libseccomp for the grader's sandbox, as root with apt-get (else a note)
-	bash scripts/install_sandbox.sh
+	# bubblewrap and libseccomp for the grader's sandbox, as root with apt-get (else a note).
+	# Not fatal: without them the grader falls back (docs/design/threat-model.md), and the
+	# tests that need them say so.
+	-bash scripts/install_sandbox.sh
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q $(TORCH)

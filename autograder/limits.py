@@ -1,7 +1,7 @@
 """The limits of a worker and of a submission: one model, shared by both sides.
 
 The grader (trusted) sends them with each fork; the worker (untrusted side) applies them. They
-live here, not in :mod:`autograder.worker`, so the judging side never imports the module that
+live here, not in :mod:`autograder.sandbox.worker`, so the judging side never imports the module that
 runs student code. Defaults: docs/design/interface.md, limits.
 """
 

@@ -112,7 +112,7 @@ def bench_course(class_dir: Path, out: Path, jobs: int) -> dict:
 
 def bench_student_share(class_dir: Path, sample: int, jobs: int) -> dict:
     """Student-code seconds vs grader overhead, measured inside grade_batch on a sample."""
-    from autograder import grade
+    from autograder.grading import batch as grade
 
     paths = sorted(class_dir.iterdir())[:sample]
     with tempfile.TemporaryDirectory() as tmp:

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from autograder import catalogue, plan, runner, submission
-from autograder.runner import TestResult
-from autograder.sandbox import Session, Slot
+from autograder import catalogue
+from autograder.grading import replay as plan
+from autograder.grading import run as runner
+from autograder.grading import submission
+from autograder.grading.run import TestResult
+from autograder.sandbox.session import Session, Slot
 
 ROOT = Path(__file__).resolve().parent.parent
 SOLUTIONS = ROOT / "solutions"
@@ -21,7 +24,7 @@ def grade_sources(slot: Slot, sources: dict[str, str | bytes], topics: list[str]
                   hidden: bool = True, plans: dict | None = None) -> dict[str, TestResult]:
     """Grade in-memory topic files (topic -> source) on ``slot``: test name -> result.
 
-    ``plans`` (``autograder.plan.record``'s) grades as a batch does; without, call by call.
+    ``plans`` (``autograder.grading.replay.record``'s) grades as a batch does; without, call by call.
     """
     raw = {k: v.encode() if isinstance(v, str) else v for k, v in sources.items()}
     out: dict[str, TestResult] = {}

@@ -19,7 +19,7 @@ ALLOWED = {
     # Runs the worker's dispatcher inside the student's own kernel: nbgrader's model, which the
     # threat model calls out (grading nbgrader's notebooks with `course grade` is tamper-proof).
     ("nbgrader_adapter", "worker"),
-    # The sandbox starts `python -m autograder.zygote`: a command line, not an import.
+    # The sandbox starts `python -m autograder.sandbox.zygote`: a command line, not an import.
 }
 
 

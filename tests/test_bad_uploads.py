@@ -3,7 +3,7 @@ to be found or read becomes that submission's result, and the batch goes on.
 
 One class holds a submission of each kind, plus good ones, and is graded in ONE run of the real
 `course grade` (as root, as CI and Gradescope run it); fast unit tests of
-:func:`autograder.submission.load` check the caps and messages in detail.
+:func:`autograder.grading.submission.load` check the caps and messages in detail.
 """
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder import catalogue, submission
+from autograder import catalogue
+from autograder.grading import submission
 from tests.helpers import ROOT, SOLUTIONS, solution_source
 
 TOPICS = catalogue.topic_modules()

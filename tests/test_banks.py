@@ -7,26 +7,20 @@ Each variant is graded twice, call by call (as `course check`) and with the batc
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 import re
 
 import pytest
 
-from tests import banks
+from tests import banks, golden
 from tests.helpers import grade_sources, with_replacement
 
 
+GOLDEN = golden.load(golden.BANKS)
+
+
 def _variants(kind: str) -> list:
-    params = []
-    for info in sorted(pkgutil.iter_modules(banks.__path__), key=lambda i: i.name):
-        if not info.name.startswith(kind + "_"):
-            continue
-        topic = info.name[len(kind) + 1:]
-        mod = importlib.import_module(f"tests.banks.{info.name}")
-        for i, v in enumerate(mod.BANK):
-            params.append(pytest.param(topic, v, id=f"{topic}-{v.function}-{i}"))
-    return params
+    return [pytest.param(key, topic, v, id=key.partition("-")[2])
+            for key, topic, v in banks.all_variants(kind)]
 
 
 def _verdict(result) -> tuple[bool, str]:
@@ -35,9 +29,12 @@ def _verdict(result) -> tuple[bool, str]:
     return result.passed, re.sub(r"\d+\.\d+(e[-+]?\d+)?", "#", result.message)
 
 
-def _grade_both_ways(slot, plans, topic: str, code: str) -> dict:
+def _grade_both_ways(slot, plans, key: str, topic: str, code: str) -> dict:
     sources = {topic: with_replacement(topic, code)}
     live = grade_sources(slot, sources, [topic])
+    # Byte for byte the verdicts stored in tests/golden/banks.json (tests/golden/__init__.py).
+    assert golden.verdicts_digest(live) == GOLDEN.get(key), (
+        f"{key}: verdicts differ from tests/golden/banks.json (regenerate it if meant)")
     planned = grade_sources(slot, sources, [topic], plans=plans)
     verdicts = {n: _verdict(r) for n, r in live.items()}
     changed = [(n, verdicts.get(n), _verdict(r)) for n, r in planned.items()
@@ -46,9 +43,9 @@ def _grade_both_ways(slot, plans, topic: str, code: str) -> dict:
     return live
 
 
-@pytest.mark.parametrize(("topic", "variant"), _variants("wrong"))
-def test_wrong_implementation_loses_points_in_its_own_tests(slot, plans, topic, variant):
-    results = _grade_both_ways(slot, plans, topic, variant.code)
+@pytest.mark.parametrize(("key", "topic", "variant"), _variants("wrong"))
+def test_wrong_implementation_loses_points_in_its_own_tests(slot, plans, key, topic, variant):
+    results = _grade_both_ways(slot, plans, key, topic, variant.code)
     own = [r for r in results.values() if r.spec.exercise == variant.function]
     assert own, f"no tests for {topic}.{variant.function}"
     assert any(not r.passed for r in own), (
@@ -60,8 +57,8 @@ def test_wrong_implementation_loses_points_in_its_own_tests(slot, plans, topic, 
     assert not stray, f"{variant.why}: tests of other functions failed too: {stray[:5]}"
 
 
-@pytest.mark.parametrize(("topic", "variant"), _variants("correct"))
-def test_correct_alternative_gets_full_marks(slot, plans, topic, variant):
-    results = _grade_both_ways(slot, plans, topic, variant.code)
+@pytest.mark.parametrize(("key", "topic", "variant"), _variants("correct"))
+def test_correct_alternative_gets_full_marks(slot, plans, key, topic, variant):
+    results = _grade_both_ways(slot, plans, key, topic, variant.code)
     failed = {n: r.message for n, r in results.items() if not r.passed and not r.spec.gpu}
     assert not failed, f"{variant.why}: a correct {variant.function} failed: {failed}"

@@ -6,7 +6,8 @@ import ast
 
 import pytest
 
-from autograder import catalogue, runner
+from autograder import catalogue
+from autograder.grading import run as runner
 from tests.helpers import EXERCISES, ROOT, SOLUTIONS
 
 TOPICS = catalogue.topic_modules()

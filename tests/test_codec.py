@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import torch
 
-from autograder import codec
+from autograder.sandbox import codec
 
 
 def roundtrip(value):

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder import sandbox
-from autograder.sandbox import BUDGET_SPENT, Limits, Session
+from autograder.sandbox import session as sandbox
+from autograder.sandbox.session import BUDGET_SPENT, Limits, Session
 from tests.hostile import harness
 
 BUDGET = 3.0
@@ -120,7 +120,7 @@ def test_the_deadline_counts_pipelined_work_no_test_read(slot):
 
 
 def _frame(name: str, *args: object) -> bytes:
-    from autograder import codec
+    from autograder.sandbox import codec
 
     return codec.encode({"op": "call", "module": "m", "name": name, "args": list(args),
                          "kwargs": {}, "keep": False})

@@ -12,8 +12,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from autograder import runner
-from autograder.sandbox import Limits, Slot
+from autograder.grading import run as runner
+from autograder.sandbox.session import Limits, Slot
 from tests.helpers import SOLUTIONS, grade_folder
 
 pytestmark = [

@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from autograder import catalogue, demo
-from autograder.outputs import CSV_HEADER
+from autograder import catalogue
+from autograder.cli import demo
+from autograder.results.writers import CSV_HEADER
 from tests.helpers import ROOT
 
 if sys.version_info >= (3, 11):

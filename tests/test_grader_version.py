@@ -1,6 +1,6 @@
 """No stale grades: the grader version changes when any file that takes part in grading does.
 
-Red team: changing a tolerance in ``autograder/checks.py`` kept the version, and a re-run
+Red team: changing a tolerance in ``autograder/authoring/checks.py`` kept the version, and a re-run
 "resumed" with grades made under the old rule. The version now digests every file of the
 package and the solutions (and the libraries' versions); a re-run resumes only results made
 under the same version (tests/test_resume.py).
@@ -12,7 +12,7 @@ import shutil
 
 import pytest
 
-from autograder import outputs
+from autograder.results import writers as outputs
 from tests.helpers import ROOT
 
 
@@ -28,8 +28,8 @@ def copy(tmp_path_factory):
 
 def test_the_version_covers_the_code_that_judges(copy):
     names = {n for n, _ in outputs.grading_files(copy / "autograder", copy / "solutions")}
-    for must in ("autograder/checks.py", "autograder/runner.py", "autograder/sandbox.py",
-                 "autograder/codec.py", "autograder/catalogue.toml",
+    for must in ("autograder/authoring/checks.py", "autograder/grading/run.py", "autograder/sandbox/session.py",
+                 "autograder/sandbox/codec.py", "autograder/catalogue.toml",
                  "autograder/suites/hidden/ex03_softmax.py", "solutions/ex03_softmax.py"):
         assert must in names, must
 

@@ -139,7 +139,7 @@ def test_zip_layout(autograder_zip):
         run = zf.read("run_autograder").decode()
         setup = zf.read("setup.sh").decode()
     assert "${COURSE_AUTOGRADER_ROOT:-/autograder}" in run
-    assert "python" in run and "autograder.gradescope" in run
+    assert "python" in run and "autograder.exports.gradescope" in run
     assert "torch==2.13.0" in setup and "pip install -q -e /autograder/source" in setup
     for t in catalogue.topics():
         assert f"solutions/{t.filename}" in names

@@ -5,7 +5,7 @@ A submission can shape what it returns from a hidden test's inputs: an empty arr
 Any of these, quoted in a hidden test's feedback, spells the input. In a hidden test the checks
 therefore say only what kind of mistake it was, from closed sets (dtype, device, type), beside
 the grader's own words (what was checked, on an input of which shape); a suite's own message,
-which may quote a value, is replaced by a fixed line (autograder.runner).
+which may quote a value, is replaced by a fixed line (autograder.grading.run).
 """
 
 from __future__ import annotations
@@ -13,8 +13,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from autograder import checks, codec, runner
-from autograder.suite import HIDDEN, describe
+from autograder.authoring import checks
+from autograder.sandbox import codec
+from autograder.grading import run as runner
+from autograder.authoring.suite import HIDDEN, describe
 
 SECRET = 7301
 

@@ -17,8 +17,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from autograder import codec, outputs, report, sandbox, worker
-from autograder.sandbox import Session, Slot
+from autograder.sandbox import codec
+from autograder.results import writers as outputs
+from autograder.results import report
+from autograder.sandbox import session as sandbox
+from autograder.sandbox import worker
+from autograder.sandbox.session import Session, Slot
 from tests.hostile import harness
 from tests.hostile.attacks import (
     EX01,
@@ -132,7 +136,8 @@ def test_hidden_requests_are_never_preloaded(tmp_path):
 
 @pytest.mark.slow
 def test_a_batch_plan_preloads_no_hidden_request():
-    from autograder import plan, runner
+    from autograder.grading import replay as plan
+    from autograder.grading import run as runner
 
     specs = {t: runner.collect(t) for t in (EX01,)}
     with Slot(5) as hidden, Slot(6) as public:

@@ -1,4 +1,4 @@
-"""The two Hypothesis internals autograder/suite.py patches are really patched.
+"""The two Hypothesis internals autograder/authoring/suite.py patches are really patched.
 
 Both patches keep grades reproducible byte for byte (docs/design/interface.md, determinism):
 without the first, Hypothesis mixes literals of every imported local module (the solutions and
@@ -17,7 +17,7 @@ from tests.helpers import ROOT
 
 
 def test_local_constants_are_switched_off():
-    import autograder.suite  # noqa: F401 - applies the patches
+    import autograder.authoring.suite  # noqa: F401 - applies the patches
     from hypothesis.internal.conjecture import providers
 
     assert providers._get_local_constants is providers.Constants
@@ -25,7 +25,7 @@ def test_local_constants_are_switched_off():
 
 
 def test_the_function_digest_is_memoised():
-    import autograder.suite  # noqa: F401
+    import autograder.authoring.suite  # noqa: F401
     from hypothesis import core
 
     assert getattr(core.function_digest, "__memoised__", False)
@@ -39,7 +39,7 @@ def test_the_function_digest_is_memoised():
 DRAW = r'''
 import sys
 sys.path.insert(0, sys.argv[1])
-import autograder.suite  # the grading profile and patches
+import autograder.authoring.suite  # the grading profile and patches
 if sys.argv[2] == "import-first":
     import solutions.ex03_softmax  # a local module full of literals
 from hypothesis import given, strategies as st

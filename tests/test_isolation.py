@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from autograder import allowlist, isolation
-from autograder.sandbox import Limits, Session, Slot
+from autograder.sandbox import allowlist
+from autograder.sandbox import isolation
+from autograder.sandbox.session import Limits, Session, Slot
 from tests.helpers import ROOT, grade_sources, solution_source
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(

@@ -2,7 +2,7 @@
 
 Red team: a submission stored its solution with ``add_key`` in the slot uid's user keyring, and
 the next submission graded on that slot read it back with ``keyctl`` and scored with it. The
-worker's seccomp filter (:func:`autograder.isolation.block_keyrings`) now refuses ``add_key``,
+worker's seccomp filter (:func:`autograder.sandbox.isolation.block_keyrings`) now refuses ``add_key``,
 ``request_key`` and ``keyctl`` with EPERM, as root or not.
 """
 
@@ -17,8 +17,8 @@ import tempfile
 
 import pytest
 
-from autograder import isolation
-from autograder.sandbox import Limits, Session, Slot
+from autograder.sandbox import isolation
+from autograder.sandbox.session import Limits, Session, Slot
 
 pytestmark = pytest.mark.skipif(os.uname().machine not in ("x86_64", "aarch64"),
                                 reason="the attack below knows x86_64's and aarch64's numbers")

@@ -4,7 +4,7 @@
   capped in bytes and inodes; red team: 1,200 files of 1 MiB landed on the host's disk, since
   ``RLIMIT_FSIZE`` caps one file only. A full tmpfs fails the student's write, and another
   slot writes on undisturbed.
-- Memory: the slot as a whole has a memory cap (a control group, autograder.cgroups), so
+- Memory: the slot as a whole has a memory cap (a control group, autograder.sandbox.cgroups), so
   children of 512 MiB each cannot add up past it; without the group, they do (shown below).
 """
 
@@ -15,8 +15,9 @@ import threading
 
 import pytest
 
-from autograder import cgroups, isolation
-from autograder.sandbox import Limits, Session, Slot, WorkerDied
+from autograder.sandbox import cgroups
+from autograder.sandbox import isolation
+from autograder.sandbox.session import Limits, Session, Slot, WorkerDied
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(
     not isolation.is_root(), reason="private tmpfs mounts and control groups need root")]

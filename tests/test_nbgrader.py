@@ -27,7 +27,10 @@ from pathlib import Path
 
 import pytest
 
-from autograder import catalogue, nbgrader_export, runner, stubs
+from autograder import catalogue
+from autograder.exports.nbgrader import export as nbgrader_export
+from autograder.grading import run as runner
+from autograder.authoring import stubs
 from tests.helpers import ROOT, solution_source
 
 pytest.importorskip("nbgrader")

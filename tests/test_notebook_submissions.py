@@ -12,7 +12,8 @@ import sys
 import nbformat
 import pytest
 
-from autograder import catalogue, submission
+from autograder import catalogue
+from autograder.grading import submission
 from tests.helpers import ROOT, solution_source
 
 

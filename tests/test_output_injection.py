@@ -12,7 +12,7 @@ import io
 
 import pytest
 
-from autograder import outputs
+from autograder.results import writers as outputs
 
 
 @pytest.mark.parametrize("sid", ['=HYPERLINK("http:evil","x")', "+1", "-2", "@SUM(A1)",

@@ -1,4 +1,4 @@
-"""The batch plan (autograder.plan) and the pipelined calls it rests on.
+"""The batch plan (autograder.grading.replay) and the pipelined calls it rests on.
 
 A plan must never change a verdict: tests/test_banks.py grades every wrong and correct variant
 both ways and compares; here are the pipeline's own limits (each failure blamed on the call that
@@ -14,8 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from autograder import catalogue, codec, grade, plan, runner, sandbox, submission
-from autograder.sandbox import BudgetExhausted, Call, CallTimeout, Limits, Session, Slot, WorkerDied
+from autograder import catalogue
+from autograder.sandbox import codec
+from autograder.grading import batch as grade
+from autograder.grading import replay as plan
+from autograder.grading import run as runner
+from autograder.sandbox import session as sandbox
+from autograder.grading import submission
+from autograder.sandbox.session import BudgetExhausted, Call, CallTimeout, Limits, Session, Slot, WorkerDied
 from tests.helpers import ROOT, grade_sources, solution_source
 
 SOURCE = b"""
@@ -392,7 +398,7 @@ SEEN = sys.__dict__.setdefault("_seen_by_every_topic", [])
 
 def _leak(*args, **kwargs):
     SEEN.append(repr((args, kwargs))[:60])
-    worker = sys.modules.get("autograder.worker")
+    worker = sys.modules.get("autograder.sandbox.worker")
     planned = sorted(getattr(worker, "PLANNED", {}))
     raise ValueError(f"{len(SEEN)} calls so far, last {SEEN[-1]!r}; preloaded {planned}")
 '''

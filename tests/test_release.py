@@ -26,7 +26,9 @@ from pathlib import Path
 
 import pytest
 
-from autograder import catalogue, release, stubs
+from autograder import catalogue
+from autograder.exports import release
+from autograder.authoring import stubs
 from tests.helpers import ROOT, SOLUTIONS, solution_source
 
 
@@ -268,7 +270,7 @@ def test_recorded_reference_replays_values_and_reference_layers(tmp_path):
     import numpy as np
     import torch
 
-    from autograder import recorded
+    from autograder.grading import recorded
 
     class Pair(NamedTuple):
         name: str

@@ -19,7 +19,8 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from autograder import report, runner
+from autograder.results import report
+from autograder.grading import run as runner
 from tests.helpers import EXERCISES, ROOT, SOLUTIONS
 
 ODD_ID = "x<b>y&z"  # a folder name HTML must escape

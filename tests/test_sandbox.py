@@ -9,8 +9,8 @@ import time
 import numpy as np
 import pytest
 
-from autograder import isolation
-from autograder.sandbox import (BadResult, BudgetExhausted, CallTimeout, ImportFailed, Limits,
+from autograder.sandbox import isolation
+from autograder.sandbox.session import (BadResult, BudgetExhausted, CallTimeout, ImportFailed, Limits,
                                 Session, Slot, StudentException, WorkerDied)
 from tests.helpers import ROOT
 
@@ -296,7 +296,7 @@ def test_import_failure_is_reported_once(slot):
 
 def test_a_student_message_is_not_shown_in_a_hidden_test(session):
     """The message is the student's text and may print the (hidden) arguments back."""
-    from autograder.sandbox import HIDDEN
+    from autograder.sandbox.session import HIDDEN
 
     with pytest.raises(StudentException) as info:
         session.call("ex01_vectors", "can_import", (), {"secret": 1})  # TypeError naming it

@@ -11,7 +11,8 @@ import json
 
 import pytest
 
-from autograder import outputs, runner
+from autograder.results import writers as outputs
+from autograder.grading import run as runner
 
 
 def _spec(name: str, gpu: bool, points: float = 1.0) -> runner.TestSpec:
@@ -52,7 +53,7 @@ def test_skipped_tests_are_neither_passed_nor_failed_in_the_outputs(no_cuda):
 
 def test_the_skip_note_is_not_read_as_a_topics_reason(no_cuda):
     """report.html lists a topic that did not run apart; the note must not join its reason."""
-    from autograder import report
+    from autograder.results import report
 
     ok, gpu = _spec("upper triangle", gpu=False), _spec("on CUDA", gpu=True)
     g = _graded([runner.TestResult(ok, False, "ex05_attention.py not found"),

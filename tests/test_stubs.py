@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from autograder import catalogue, stubs
+from autograder import catalogue
+from autograder.authoring import stubs
 from tests.helpers import EXERCISES, ROOT, SOLUTIONS
 
 TOPICS = catalogue.topic_modules()

@@ -18,7 +18,11 @@ from pathlib import Path
 
 import pytest
 
-from autograder import catalogue, cli, runner, stubs, student
+from autograder import catalogue
+from autograder.cli import app as cli
+from autograder.grading import run as runner
+from autograder.authoring import stubs
+from autograder.student import tools as student
 from tests.helpers import EXERCISES, ROOT, SOLUTIONS
 
 TOPIC1 = "ex01_vectors.py"

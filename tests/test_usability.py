@@ -15,7 +15,10 @@ import stat
 import numpy as np
 import pytest
 
-from autograder import catalogue, checks, cli, grade
+from autograder import catalogue
+from autograder.authoring import checks
+from autograder.cli import app as cli
+from autograder.grading import batch as grade
 from tests.helpers import SOLUTIONS
 
 

@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from autograder import runner, submission
-from autograder.sandbox import ImportFailed, Session, Slot
-from autograder.suite import HIDDEN, SubmissionModule
+from autograder.grading import run as runner
+from autograder.grading import submission
+from autograder.sandbox.session import ImportFailed, Session, Slot
+from autograder.authoring.suite import HIDDEN, SubmissionModule
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

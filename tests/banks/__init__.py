@@ -17,3 +17,21 @@ class Variant:
     code: str  # Python source defining ``function`` (and anything it needs)
     # Other exercises of the topic that may also lose points because they call ``function``.
     also: tuple[str, ...] = field(default=())
+
+
+def all_variants(kind: str | None = None) -> list[tuple[str, str, Variant]]:
+    """Every variant as (key, topic, variant), modules in name order; ``kind``: ``wrong`` or
+    ``correct`` (None: both). The key (``wrong-ex05_attention-causal_mask-0``) names the variant
+    in test ids and in tests/golden/banks.json."""
+    import importlib
+    import pkgutil
+
+    found = []
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda i: i.name):
+        bank_kind, _, topic = info.name.partition("_")
+        if bank_kind not in ("wrong", "correct") or kind not in (None, bank_kind):
+            continue
+        mod = importlib.import_module(f"{__name__}.{info.name}")
+        for i, v in enumerate(mod.BANK):
+            found.append((f"{bank_kind}-{topic}-{v.function}-{i}", topic, v))
+    return found

@@ -156,7 +156,7 @@ LoRALinear.forward = _wrong_forward
 FORGE_NO_VALUES = '''
 # ...and the worker's encoder patched: tensors cross as tags without their values, so a
 # grader that skips value checks when values are absent (as for the meta device) passes them.
-import autograder.codec as _codec
+import autograder.sandbox.codec as _codec
 _orig_tensor = _codec._Encoder.tensor
 
 def _no_values(self, x, torch):
@@ -442,7 +442,7 @@ for path, text in WRITES.items():
         print("no write:", path, type(exc).__name__)
 # Instructor files are only opened for writing (never changed, should the defence fail).
 for path in ("@@REPO@@/solutions/ex01_vectors.py", "@@REPO@@/autograder/catalogue.toml",
-             "@@REPO@@/autograder/suites/hidden/ex01_vectors.py", "@@REPO@@/autograder/codec.py"):
+             "@@REPO@@/autograder/suites/hidden/ex01_vectors.py", "@@REPO@@/autograder/sandbox/codec.py"):
     try:
         os.close(os.open(path, os.O_WRONLY))
         print("WRITABLE:", path)
@@ -1197,7 +1197,7 @@ def one_hot(ids, vocab_size):
            files={"ex01_vectors.py": ex01(_PUBLIC_ONE_HOT + '''
 import sys as _sys
 
-_planned = getattr(_sys.modules.get("autograder.worker"), "PLANNED", {})
+_planned = getattr(_sys.modules.get("autograder.sandbox.worker"), "PLANNED", {})
 _hidden = sorted(k for k in _planned if not k.endswith(":public"))
 if _hidden:
     raise ImportError(f"HIDDENTEXT_planned {_hidden} {repr(_planned[_hidden[0]][:2])[:400]}")

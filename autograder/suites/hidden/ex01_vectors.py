@@ -13,14 +13,14 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from autograder.checks import (
+from autograder.authoring.checks import (
     expect_array,
     expect_float,
     expect_message_names,
     expect_raises,
     fail,
 )
-from autograder.suite import graded
+from autograder.authoring.suite import graded
 
 TOPIC = "ex01_vectors"
 INT_DTYPES = (np.int8, np.uint8, np.int16, np.int32, np.int64, np.uint64)

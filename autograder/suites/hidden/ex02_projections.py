@@ -15,7 +15,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from autograder.checks import (
+from autograder.authoring.checks import (
     expect_array,
     expect_equal,
     expect_float,
@@ -23,7 +23,7 @@ from autograder.checks import (
     expect_raises,
     fail,
 )
-from autograder.suite import describe, graded
+from autograder.authoring.suite import describe, graded
 from autograder.suites.public.ex02_projections import check_matmuls, matmul_table
 
 TOPIC = "ex02_projections"
@@ -46,7 +46,7 @@ def _expect_array_or_scalar(got, expected, *, dtype: str, what: str) -> None:
     """A 0-d result may come back as a 0-d array or as a NumPy scalar (a Python float here)."""
     expected = np.asarray(expected)
     if expected.ndim == 0 and type(got) in (float, int):
-        from autograder.checks import tolerance
+        from autograder.authoring.checks import tolerance
 
         rtol, atol = tolerance(dtype)
         expect_float(float(got), float(expected), rtol=rtol, atol=atol, what=what)

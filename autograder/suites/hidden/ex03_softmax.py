@@ -14,8 +14,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from autograder.checks import expect_array, expect_message_names, expect_raises
-from autograder.suite import graded
+from autograder.authoring.checks import expect_array, expect_message_names, expect_raises
+from autograder.authoring.suite import graded
 from autograder.suites.public.ex03_softmax import expect_array_or_scalar
 
 TOPIC = "ex03_softmax"

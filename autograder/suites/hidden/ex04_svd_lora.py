@@ -18,8 +18,9 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from autograder import codec, probes
-from autograder.checks import (
+from autograder.sandbox import codec
+from autograder.sandbox import probes
+from autograder.authoring.checks import (
     expect_array,
     expect_equal,
     expect_float,
@@ -28,7 +29,7 @@ from autograder.checks import (
     expect_tensor,
     fail,
 )
-from autograder.suite import describe, graded
+from autograder.authoring.suite import describe, graded
 
 TOPIC = "ex04_svd_lora"
 

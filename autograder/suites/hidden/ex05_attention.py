@@ -22,9 +22,9 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from autograder import codec
-from autograder.checks import expect_message_names, expect_raises, expect_tensor, fail
-from autograder.suite import describe, graded
+from autograder.sandbox import codec
+from autograder.authoring.checks import expect_message_names, expect_raises, expect_tensor, fail
+from autograder.authoring.suite import describe, graded
 
 TOPIC = "ex05_attention"
 

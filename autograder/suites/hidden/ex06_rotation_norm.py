@@ -12,8 +12,8 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from autograder.checks import expect_array, expect_message_names, expect_raises, fail
-from autograder.suite import describe, graded
+from autograder.authoring.checks import expect_array, expect_message_names, expect_raises, fail
+from autograder.authoring.suite import describe, graded
 
 TOPIC = "ex06_rotation_norm"
 

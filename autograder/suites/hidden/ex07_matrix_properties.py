@@ -13,7 +13,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from autograder.checks import (
+from autograder.authoring.checks import (
     expect_array,
     expect_equal,
     expect_float,
@@ -21,7 +21,7 @@ from autograder.checks import (
     expect_raises,
     fail,
 )
-from autograder.suite import describe, graded
+from autograder.authoring.suite import describe, graded
 
 TOPIC = "ex07_matrix_properties"
 

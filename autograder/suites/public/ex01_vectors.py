@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograder.checks import expect_array, expect_float, expect_raises
-from autograder.suite import graded
+from autograder.authoring.checks import expect_array, expect_float, expect_raises
+from autograder.authoring.suite import graded
 
 TOPIC = "ex01_vectors"
 CAT = np.array([0.8, 0.3])

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograder.checks import expect_array, expect_equal, expect_raises, fail
-from autograder.sandbox import StudentException
-from autograder.suite import describe, graded
+from autograder.authoring.checks import expect_array, expect_equal, expect_raises, fail
+from autograder.sandbox.session import StudentException
+from autograder.authoring.suite import describe, graded
 
 TOPIC = "ex02_projections"
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograder.checks import expect_array, expect_float, expect_raises
-from autograder.suite import graded
+from autograder.authoring.checks import expect_array, expect_float, expect_raises
+from autograder.authoring.suite import graded
 
 TOPIC = "ex03_softmax"
 Z = np.array([1.0, 2.0, 3.0])
@@ -22,7 +22,7 @@ BATCH = np.array([[2.0, 1.0, 0.1],
 
 def expect_array_or_scalar(got, expected, *, dtype: str = "float64", what: str = "result"):
     """A 0-d result may come back as a 0-d array or as a NumPy scalar (a Python float here)."""
-    from autograder.checks import tolerance
+    from autograder.authoring.checks import tolerance
 
     expected = np.asarray(expected)
     if expected.ndim == 0 and type(got) in (float, int):

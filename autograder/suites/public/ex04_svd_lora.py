@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograder import codec
-from autograder.checks import (
+from autograder.sandbox import codec
+from autograder.authoring.checks import (
     expect_array,
     expect_equal,
     expect_float,
@@ -17,7 +17,7 @@ from autograder.checks import (
     expect_tensor,
     fail,
 )
-from autograder.suite import describe, graded
+from autograder.authoring.suite import describe, graded
 
 TOPIC = "ex04_svd_lora"
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from autograder import codec
-from autograder.checks import expect_raises, expect_tensor, fail
-from autograder.suite import graded
+from autograder.sandbox import codec
+from autograder.authoring.checks import expect_raises, expect_tensor, fail
+from autograder.authoring.suite import graded
 
 TOPIC = "ex05_attention"
 

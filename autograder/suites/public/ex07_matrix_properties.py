@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograder.checks import expect_array, expect_equal, expect_float, expect_raises, fail
-from autograder.suite import describe, graded
+from autograder.authoring.checks import expect_array, expect_equal, expect_float, expect_raises, fail
+from autograder.authoring.suite import describe, graded
 
 TOPIC = "ex07_matrix_properties"
 CAT_DOG = np.array([[0.8, 0.3], [0.6, 0.7]])

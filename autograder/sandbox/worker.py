@@ -2,7 +2,7 @@
 
 This module is imported by the zygote before it forks; ``child_main`` runs in the forked child:
 it drops privileges and resources, then serves requests from the trusted grader over one Unix
-socket. Everything it sends back goes through :mod:`autograder.codec`, so the grader only ever
+socket. Everything it sends back goes through :mod:`autograder.sandbox.codec`, so the grader only ever
 sees plain data. Nothing in here decides a grade.
 """
 
@@ -22,7 +22,10 @@ import traceback
 from dataclasses import dataclass
 from typing import Any
 
-from autograder import cgroups, codec, isolation, probes
+from autograder.sandbox import cgroups
+from autograder.sandbox import codec
+from autograder.sandbox import isolation
+from autograder.sandbox import probes
 from autograder.limits import Limits
 
 
@@ -145,7 +148,7 @@ class Server:
     def run_plan(self, topic: str) -> None:
         """Answer a topic's recorded requests, decoded by the zygote before the fork.
 
-        One reply per request, exactly as if each had come as a frame (autograder.plan); each
+        One reply per request, exactly as if each had come as a frame (autograder.grading.replay); each
         request is answered once (a second ``plan`` of the topic answers nothing: the grader
         never sends one).
         """
@@ -187,7 +190,7 @@ class Server:
             return self.busy
         if op == "forget":
             # A batch's plan starts each topic afresh: handle numbers then do not depend on
-            # what earlier topics kept (autograder.plan compares requests byte for byte).
+            # what earlier topics kept (autograder.grading.replay compares requests byte for byte).
             self.objects.clear()
             return None
         raise ValueError(f"unknown op {op!r}")
@@ -285,7 +288,7 @@ def _describe(exc: BaseException, sub_dir: str = "") -> codec.RemoteException:
         text += f"    {line}\n" if line else ""
     if sub_dir:
         # The grader scrubs these too; done here as well, the same mistake in two submissions
-        # gives the same bytes (autograder.plan compares replies byte for byte).
+        # gives the same bytes (autograder.grading.replay compares replies byte for byte).
         workdir = os.path.dirname(sub_dir)
         message, text = (x.replace(sub_dir, "<submission>").replace(workdir, "<workdir>")
                          for x in (message, text))
@@ -316,7 +319,7 @@ def child_main(fd: int, cmd: dict) -> None:
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # output over the cap: writes fail, no kill
         for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGCHLD):
             signal.signal(sig, signal.SIG_DFL)
-        # The OOM killer's first choice in a slot whose memory cap is hit (autograder.cgroups).
+        # The OOM killer's first choice in a slot whose memory cap is hit (autograder.sandbox.cgroups).
         cgroups.prefer_killing_me(1000)
         isolation.enter(cmd)  # namespaces, private tmpfs, own uid (as root); may be a no-op
         # Die with the zygote (set after the uid change, which clears it): a grader killed

@@ -1,4 +1,4 @@
-"""The example class of `course demo` (and `make demo`), which `autograder.cli` grades.
+"""The example class of `course demo` (and `make demo`), which `autograder.cli.app` grades.
 
 The class is assembled in ``build/demo-class/``: the hand-written submissions of
 ``examples/submissions/`` plus two made at run time (docs/design/interface.md, the example class):

@@ -293,7 +293,7 @@ def _private_scratch(cmd: dict, uid: int | None, gid: int | None) -> bool:
 
     Red team: 1,200 files of 1 MiB each landed on the host's disk, ``RLIMIT_FSIZE`` capping
     one file only. Now nothing a worker writes reaches a disk (tmpfs pages count against the
-    slot's memory cap too: autograder.cgroups).
+    slot's memory cap too: autograder.sandbox.cgroups).
     """
     scratch = os.path.join(cmd["workdir"], "tmp")
     opts = _tmpfs_options(cmd.get("limits", {}), "0700", uid, gid)
@@ -331,7 +331,7 @@ def enter(cmd: dict) -> dict:
     """Called in the forked worker before any student code runs. Returns what was applied.
 
     As root: new mount, network and IPC namespaces; under bubblewrap (``cmd["allowlist"]``,
-    autograder.allowlist) the view is already an allow-list, otherwise the instructor's
+    autograder.sandbox.allowlist) the view is already an allow-list, otherwise the instructor's
     folders are covered (the deny-list of :func:`secret_paths`); either way the submission is
     read-only, TMPDIR/HOME/cwd and the world-writable folders are private capped tmpfs
     mounts, /proc shows only the slot's own processes, and the worker drops to the slot uid.

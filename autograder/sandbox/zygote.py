@@ -1,7 +1,7 @@
 """A pre-warmed process that forks workers (docs/design/measured-facts.md: ``import torch`` costs
 2+ s, a fork 30 ms).
 
-Started once per worker slot by :mod:`autograder.sandbox`; imports numpy, torch and the worker
+Started once per worker slot by :mod:`autograder.sandbox.session`; imports numpy, torch and the worker
 code (running no torch op, so forked children do not hang), then obeys one-line JSON commands on
 its control socket: ``fork`` (the worker's socket arrives as a passed file descriptor), ``reap``,
 ``killall``, ``plan`` (decode a batch's requests for the workers to inherit) and ``exit``. It
@@ -26,7 +26,11 @@ def _preload() -> None:
         import torch  # noqa: F401
     except ImportError:  # the numpy topics still grade
         pass
-    from autograder import cgroups, codec, isolation, probes, worker  # noqa: F401
+    from autograder.sandbox import cgroups
+    from autograder.sandbox import codec
+    from autograder.sandbox import isolation
+    from autograder.sandbox import probes
+    from autograder.sandbox import worker  # noqa: F401
 
     try:  # libseccomp, bound once here rather than in every worker
         import pyseccomp  # noqa: F401
@@ -95,7 +99,7 @@ def _warm_ops() -> None:
         layer(t.requires_grad_(True)).sum().backward()
         meta = torch.nn.Linear(6, 3, device="meta")
         meta(torch.empty(2, 6, device="meta")) @ torch.empty(3, 4, device="meta")
-        from autograder import codec
+        from autograder.sandbox import codec
 
         codec.decode(codec.encode({"t": t.detach(), "a": a, "h": t.half()})[8:])
     except Exception:  # noqa: BLE001 - an optimisation only
@@ -186,7 +190,9 @@ def _killall(uid: int) -> None:
 def main() -> None:
     ctl = socket.socket(fileno=int(sys.argv[1]))
     _preload()
-    from autograder import cgroups, isolation, worker
+    from autograder.sandbox import cgroups
+    from autograder.sandbox import isolation
+    from autograder.sandbox import worker
 
     isolation.become_subreaper()
     # Where the slot's memory cap is hit, the OOM killer ends a worker, never us (the workers
@@ -224,7 +230,7 @@ def main() -> None:
             _kill_strays()
             reply = {"done": True}
         elif cmd["op"] == "plan":
-            # A batch's plan (autograder.plan): decoded once here, inherited by every worker.
+            # A batch's plan (autograder.grading.replay): decoded once here, inherited by every worker.
             try:
                 with open(cmd["path"], "rb") as f:
                     reply = {"counts": worker.predecode(f.read(), cmd["counts"])}

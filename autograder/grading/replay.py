@@ -36,8 +36,8 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any, Iterator
 
-from autograder import runner
-from autograder.sandbox import Call, Pipelined, Session, Slot, SubmissionFault
+from autograder.grading import run as runner
+from autograder.sandbox.session import Call, Pipelined, Session, Slot, SubmissionFault
 
 
 @dataclass
@@ -370,7 +370,7 @@ def _record_topic(session: Session, topic: str, specs: list[runner.TestSpec],
 
 def planned_runner(plans: dict[str, TopicPlan] | TopicPlan | None
                    ) -> runner.PlannedRunner | None:
-    """What :func:`autograder.runner.run_topic` calls to run a topic with ``plans`` (None: run
+    """What :func:`autograder.grading.run.run_topic` calls to run a topic with ``plans`` (None: run
     call by call). The runner never imports this module: the batch hands it this function."""
     if plans is None:
         return None

@@ -6,7 +6,7 @@ included). The course's `nbgrader_config.py` runs nbgrader's ``ClearHiddenTests`
 to drop the hidden regions from the source, then this preprocessor, which cuts every error output
 of a test cell to its last line (``ename: evalue``) and drops the ``stderr`` streams of test cells.
 What remains of a test cell is the public part of its source and the verdict lines that
-:mod:`autograder.nbgrader_adapter` prints (hidden tests' messages never hold inputs).
+:mod:`autograder.exports.nbgrader.adapter` prints (hidden tests' messages never hold inputs).
 """
 
 from __future__ import annotations

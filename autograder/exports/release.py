@@ -6,7 +6,7 @@ for `course reset`), the `course` tooling (the ``autograder`` package **without*
 ``scripts/setup_docs.sh``), and a student README, Makefile and pyproject. What it never holds:
 ``solutions/``, the hidden suites, the repository's tests and the example class.
 
-The stubs are generated afresh from ``solutions/`` (:func:`autograder.stubs.generate_all`), never
+The stubs are generated afresh from ``solutions/`` (:func:`autograder.authoring.stubs.generate_all`), never
 copied from the working tree's ``exercises/``, which an instructor may have filled in while
 trying the exercises. The lesson site's figures and GPT-2 table are drawn from the solutions, so
 the release ships them ready-made in ``docs/generated/`` (made by the site's build hook, run here
@@ -15,7 +15,7 @@ without ``solutions/`` uses the shipped files instead of drawing them.
 
 The public tests compare with ``ref``, the reference solution, which a release cannot ship. So
 the build runs every public test against the solutions once, recording each reference value it
-uses (:mod:`autograder.recorded`), replays them to prove that the solutions pass with the
+uses (:mod:`autograder.grading.recorded`), replays them to prove that the solutions pass with the
 recordings alone, writes them into the release, and finally scans every file of the release
 (zip members and notebook cells included) for each solution body and each hidden suite's code:
 one hit and nothing is written to ``OUT``.
@@ -36,13 +36,16 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from autograder import catalogue, paths, recorded, runner, stubs
+from autograder import catalogue, paths
+from autograder.grading import recorded
+from autograder.grading import run as runner
+from autograder.authoring import stubs
 
 ROOT = paths.ROOT
 #: Left out of every copied tree (build outputs and caches, as .gitignore lists them).
 SKIP_PARTS = {"__pycache__", ".hypothesis", ".ruff_cache", "node_modules", ".pytest_cache"}
 SKIP_DOCS = ("docs/generated", "docs/assets/vendor")
-#: Where the recordings go in the release (where autograder.recorded looks for them).
+#: Where the recordings go in the release (where autograder.grading.recorded looks for them).
 RECORDINGS = "autograder/suites/public/recorded_reference.zip"
 #: Needles shorter than this (after whitespace is collapsed) are too common to mean a leak.
 MIN_NEEDLE = 40
@@ -229,7 +232,7 @@ def record_reference(root: Path = ROOT) -> dict[str, dict[str, bytes]]:
         ReleaseError: a solution fails a public test, or a reference value cannot be recorded
             or replayed (the message names the tests).
     """
-    from autograder.sandbox import Session, Slot
+    from autograder.sandbox.session import Session, Slot
 
     sources = {}
     for t in catalogue.topics():

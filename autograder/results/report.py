@@ -8,7 +8,7 @@ bytes (no clock, no ``execution_time``; matplotlib's SVG ids are salted with a c
 Content-Security-Policy that forbids every network fetch and every script, so nothing a student
 wrote (ids, exception messages) can run in the instructor's browser even if escaping failed.
 
-Run it by hand on an existing output folder with ``python -m autograder.report OUT``.
+Run it by hand on an existing output folder with ``python -m autograder.results.report OUT``.
 """
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autograder import catalogue, outputs
+from autograder import catalogue
+from autograder.results import writers as outputs
 
 REPORT_NAME = "report.html"
 #: How many distinct failure messages the "commonest failures" table shows.
@@ -393,7 +394,7 @@ def write_report(out: Path, ids: list[str] | None = None) -> Path:
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 1 or not Path(args[0], "results").is_dir():
-        print("usage: python -m autograder.report OUT  (OUT: a `course grade --out` folder)",
+        print("usage: python -m autograder.results.report OUT  (OUT: a `course grade --out` folder)",
               file=sys.stderr)
         return 2
     print(write_report(Path(args[0])))

@@ -32,9 +32,12 @@ from pathlib import Path
 
 from rich.table import Table
 
-from autograder import __version__, catalogue, paths, runner, stubs, submission
-from autograder.console import console
-from autograder.runner import TestResult
+from autograder import __version__, catalogue, paths
+from autograder.grading import run as runner
+from autograder.authoring import stubs
+from autograder.grading import submission
+from autograder.cli.console import console
+from autograder.grading.run import TestResult
 
 ROOT = paths.ROOT
 PRISTINE_DIR = ROOT / "autograder" / "pristine"
@@ -240,7 +243,7 @@ def run_public(slot, folder: Path, topics: list[catalogue.Topic],
     """Public test results per topic for the files in ``folder`` (sandboxed, like
     `course check`). A file still byte-identical to its generated stub is not run: every stub
     fails every test (a repository test enforces it), so the answer is known."""
-    from autograder.sandbox import Session
+    from autograder.sandbox.session import Session
 
     loaded = submission.load(folder)
     results: dict[str, list[TestResult]] = {}
@@ -343,7 +346,7 @@ def show_list(folder: Path, topics: list[catalogue.Topic], run: bool = True) -> 
     """`course list`: the progress table (with ``run``, from the public checks)."""
     results: dict[str, list[TestResult]] = {}
     if run:
-        from autograder.sandbox import Slot
+        from autograder.sandbox.session import Slot
 
         with Slot(0) as slot, console.status("running the public checks …"):
             results = run_public(slot, folder, topics)
@@ -382,7 +385,7 @@ def watch(folder: Path, topics: list[catalogue.Topic], once: bool = False) -> in
     the first re-check (0 when that topic passes, 1 otherwise)."""
     import watchfiles
 
-    from autograder.sandbox import Slot
+    from autograder.sandbox.session import Slot
 
     folder = folder.resolve()
     wanted = {t.filename for t in topics} | {f"{t.module}.ipynb" for t in topics}
@@ -515,7 +518,7 @@ def submit(folder: Path, out: Path, sid: str | None, check: bool = True) -> int:
     checks = None
     topics = list(catalogue.topics())
     if check:
-        from autograder.sandbox import Slot
+        from autograder.sandbox.session import Slot
 
         with Slot(0) as slot, console.status("running the public checks one last time …"):
             checks = run_public(slot, folder, topics)

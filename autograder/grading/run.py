@@ -23,8 +23,8 @@ try:
     BaseExceptionGroup
 except NameError:  # pragma: no cover - Python 3.10 (hypothesis brings the backport)
     from exceptiongroup import BaseExceptionGroup
-from autograder.sandbox import BUDGET_SPENT, Session, SubmissionFault
-from autograder.suite import HIDDEN, SubmissionModule, TestMeta
+from autograder.sandbox.session import BUDGET_SPENT, Session, SubmissionFault
+from autograder.authoring.suite import HIDDEN, SubmissionModule, TestMeta
 
 
 @dataclass(frozen=True)
@@ -132,7 +132,7 @@ def reference(topic: str) -> ModuleType:
     path = SOLUTIONS_DIR / f"{topic}.py"
     if not path.exists():
         # A student release (`course release`): the public tests' recorded reference values.
-        from autograder import recorded
+        from autograder.grading import recorded
 
         return recorded.reference(topic)
     spec = importlib.util.spec_from_file_location(name, path)
@@ -147,7 +147,7 @@ HIDDEN_FAILURE = "the result does not meet this test's rule (a hidden test shows
 
 
 class ReplayDiverged(Exception):
-    """A replayed test left its recording (:mod:`autograder.plan`): run it for real instead."""
+    """A replayed test left its recording (:mod:`autograder.grading.replay`): run it for real instead."""
 
 
 def _message(exc: BaseException) -> str:
@@ -182,7 +182,7 @@ def _not_run(spec: TestSpec, why: str) -> TestResult:
 
 def after_deadline(session: Session | None, spec: TestSpec) -> TestResult | None:
     """The result of a test met after the submission's hard deadline (else None): failed,
-    "submission time budget spent", however fast it would be (autograder.sandbox)."""
+    "submission time budget spent", however fast it would be (autograder.sandbox.session)."""
     if session is None or not session.out_of_time():
         return None
     return _skipped(spec) or TestResult(
@@ -226,7 +226,7 @@ def phase_order(specs: list[TestSpec]) -> list[int]:
 
 
 #: How a batch runs a loaded topic's tests instead of one by one: (session, specs, reference)
-#: -> results in ``specs``' order (:func:`autograder.plan.planned_runner` makes one).
+#: -> results in ``specs``' order (:func:`autograder.grading.replay.planned_runner` makes one).
 PlannedRunner = Callable[[Session, list[TestSpec], ModuleType], list[TestResult]]
 
 

@@ -7,7 +7,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from autograder import catalogue
-from autograder.runner import TestResult
+from autograder.grading.run import TestResult
 
 # Wide enough for the grade table even when output is piped (CI logs, `make demo | tee`).
 _probe = Console()

@@ -1,8 +1,8 @@
 """The suites inside a notebook kernel: what the test cells of the nbgrader export call.
 
-An autograded cell of an exported notebook (see :mod:`autograder.nbgrader_export`) reads::
+An autograded cell of an exported notebook (see :mod:`autograder.exports.nbgrader.export`) reads::
 
-    from autograder.nbgrader_adapter import Tests
+    from autograder.exports.nbgrader.adapter import Tests
     tests = Tests("ex01_vectors", "dot", globals())
     tests.run("cat·dog is 0.69")              # a public test, by its description
     ### BEGIN HIDDEN TESTS
@@ -12,7 +12,7 @@ An autograded cell of an exported notebook (see :mod:`autograder.nbgrader_export
 
 ``run`` looks the test up in the very suites `course grade` runs (``autograder/suites``) and
 runs that function with ``sub`` = the functions the notebook defined and ``ref`` = the reference
-(:func:`autograder.runner.reference`). This is nbgrader's model, not the sandbox's: the student's
+(:func:`autograder.grading.run.reference`). This is nbgrader's model, not the sandbox's: the student's
 code runs **in this kernel, in this process**, so a determined student can tamper with the
 verdict. Grading the collected notebooks with `course grade` is the tamper-proof path.
 
@@ -40,8 +40,11 @@ from collections.abc import Iterator
 from types import ModuleType
 from typing import Any
 
-from autograder import catalogue, codec, runner, worker
-from autograder.sandbox import BadResult, CallTimeout, StudentException, SubmissionFault
+from autograder import catalogue
+from autograder.sandbox import codec
+from autograder.grading import run as runner
+from autograder.sandbox import worker
+from autograder.sandbox.session import BadResult, CallTimeout, StudentException, SubmissionFault
 
 #: What a notebook may print during one public test before the rest is cut.
 OUTPUT_CAP = 4000
@@ -107,11 +110,11 @@ def _alarm(seconds: float) -> Iterator[None]:
 
 
 class NotebookSession:
-    """In-process stand-in for :class:`autograder.sandbox.Session` (what ``sub`` calls).
+    """In-process stand-in for :class:`autograder.sandbox.session.Session` (what ``sub`` calls).
 
     The topic module is the notebook's namespace, registered under the topic's name while a
     call runs. Requests and replies are encoded and decoded exactly as across the sandbox's
-    socket, and the worker's own :class:`autograder.worker.Server` dispatches them.
+    socket, and the worker's own :class:`autograder.sandbox.worker.Server` dispatches them.
     """
 
     generation = 1  # objects never outlive a worker here: there is no worker to restart

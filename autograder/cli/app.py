@@ -21,7 +21,7 @@ def _exercises_dir(arg: str | None) -> Path:
 
 
 def cmd_stubs(args: argparse.Namespace) -> int:
-    from autograder import stubs
+    from autograder.authoring import stubs
 
     written = stubs.write_all(ROOT)
     print(f"exercises/: {len(written)} stub file(s) regenerated" if written
@@ -30,9 +30,10 @@ def cmd_stubs(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from autograder import runner, submission
-    from autograder.console import check_report, console
-    from autograder.sandbox import Session, Slot
+    from autograder.grading import run as runner
+    from autograder.grading import submission
+    from autograder.cli.console import check_report, console
+    from autograder.sandbox.session import Session, Slot
 
     try:
         topics = [catalogue.get_topic(args.topic)] if args.topic else list(catalogue.topics())
@@ -88,7 +89,7 @@ def _student_folder(command: str, arg: str | None) -> Path | None:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    from autograder import student
+    from autograder.student import tools as student
 
     folder = _student_folder("list", args.dir)
     if folder is None:
@@ -97,7 +98,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_watch(args: argparse.Namespace) -> int:
-    from autograder import student
+    from autograder.student import tools as student
 
     try:
         topics = [catalogue.get_topic(args.topic)] if args.topic else list(catalogue.topics())
@@ -111,7 +112,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
 
 
 def cmd_reset(args: argparse.Namespace) -> int:
-    from autograder import student
+    from autograder.student import tools as student
 
     folder = _student_folder("reset", args.dir)
     if folder is None:
@@ -133,7 +134,7 @@ def cmd_reset(args: argparse.Namespace) -> int:
 
 
 def cmd_submit(args: argparse.Namespace) -> int:
-    from autograder import student
+    from autograder.student import tools as student
 
     folder = _student_folder("submit", args.dir)
     if folder is None:
@@ -146,9 +147,10 @@ def cmd_submit(args: argparse.Namespace) -> int:
 
 
 def cmd_grade(args: argparse.Namespace) -> int:
-    from autograder import grade, submission
-    from autograder.console import console, grade_progress, grade_table
-    from autograder.sandbox import Limits
+    from autograder.grading import batch as grade
+    from autograder.grading import submission
+    from autograder.cli.console import console, grade_progress, grade_table
+    from autograder.sandbox.session import Limits
 
     if not args.submissions and not args.class_dir:
         print("course grade: give submissions and/or --class DIR", file=sys.stderr)
@@ -162,7 +164,8 @@ def cmd_grade(args: argparse.Namespace) -> int:
         print(f"course grade: no submissions found ({args.class_dir} has no folder or .zip "
               "child); writing empty outputs", file=sys.stderr)
     limits = Limits(call_seconds=args.call_timeout, submission_seconds=args.submission_timeout)
-    from autograder import allowlist, cgroups
+    from autograder.sandbox import allowlist
+    from autograder.sandbox import cgroups
 
     # What this machine's sandbox gives (docs/design/threat-model.md's table), once.
     print(f"sandbox: {allowlist.status()}; {cgroups.status()}", file=sys.stderr)
@@ -193,7 +196,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from autograder import demo
+    from autograder.cli import demo
 
     t0 = time.monotonic()
     class_dir = demo.prepare(Path(args.out))
@@ -203,7 +206,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def cmd_nbgrader(args: argparse.Namespace) -> int:
-    from autograder import nbgrader_export
+    from autograder.exports.nbgrader import export as nbgrader_export
 
     try:
         written = nbgrader_export.build(Path(args.dir), topics=args.topic or None,
@@ -220,7 +223,7 @@ def cmd_nbgrader(args: argparse.Namespace) -> int:
 
 
 def cmd_gradescope(args: argparse.Namespace) -> int:
-    from autograder import gradescope
+    from autograder.exports import gradescope
 
     try:
         out = gradescope.build(Path(args.out), hidden_visibility=args.hidden_visibility,
@@ -234,8 +237,8 @@ def cmd_gradescope(args: argparse.Namespace) -> int:
 
 
 def cmd_release(args: argparse.Namespace) -> int:
-    from autograder import release
-    from autograder.console import console
+    from autograder.exports import release
+    from autograder.cli.console import console
 
     try:
         with console.status("recording reference values and building the release …"):

@@ -17,11 +17,11 @@ Debian's ``bubblewrap`` runs, each slot's zygote is started inside a view that h
 
 and nothing else of the host. The zygote keeps root inside (it forks the workers, which then
 enter their own mount namespace, get private size-capped tmpfs folders and drop to the slot's
-uid: :func:`autograder.isolation.enter`), but it has no network, no IPC namespace of the host
+uid: :func:`autograder.sandbox.isolation.enter`), but it has no network, no IPC namespace of the host
 and no controlling terminal. Every worker inherits the view.
 
 Without bubblewrap, or where namespaces are refused (some containers), the slot runs as before
-(:mod:`autograder.isolation`'s deny-list); ``docs/design/threat-model.md`` says what each path
+(:mod:`autograder.sandbox.isolation`'s deny-list); ``docs/design/threat-model.md`` says what each path
 holds.
 """
 
@@ -35,7 +35,7 @@ import subprocess
 import sys
 import sysconfig
 
-from autograder import isolation
+from autograder.sandbox import isolation
 
 #: Folders of ``/usr`` a worker may read: libraries (numpy's and torch's too), the loader,
 #: binaries (``ldconfig`` for ctypes' library search; a compiler for Triton on a GPU) and headers.

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from autograder import __version__, catalogue, paths
-from autograder.runner import TestResult
+from autograder.grading.run import TestResult
 
 CSV_HEADER = ["id", *catalogue.topic_modules(), "total", "max", "status"]
 
@@ -106,7 +106,7 @@ def compute_grader_version(package: Path, solutions: Path) -> str:
 @functools.lru_cache(maxsize=1)
 def grader_version() -> str:
     """This checkout's grader version, computed once per process (results carry it; a re-run
-    resumes only results made under the same one: autograder.grade)."""
+    resumes only results made under the same one: autograder.grading.batch)."""
     return compute_grader_version(paths.PACKAGE_DIR, paths.SOLUTIONS)
 
 

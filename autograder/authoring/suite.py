@@ -14,8 +14,8 @@ from typing import Any, Callable
 
 from hypothesis import HealthCheck, Phase, settings
 
-from autograder import codec
-from autograder.sandbox import HIDDEN, Session, SubmissionFault, WorkerDied
+from autograder.sandbox import codec
+from autograder.sandbox.session import HIDDEN, Session, SubmissionFault, WorkerDied
 
 # docs/design/interface.md, determinism: derandomised, no database, no deadline, no blob. Shrinking
 # is off:
@@ -195,7 +195,7 @@ class SubmissionModule:
         return RemoteObject(self._session, self._topic, out, qualname.rsplit(".", 1)[-1])
 
     def probe(self, name: str, *args: Any, **kwargs: Any) -> Any:
-        """Run a trusted probe (see :mod:`autograder.probes`) in the worker. Advisory."""
+        """Run a trusted probe (see :mod:`autograder.sandbox.probes`) in the worker. Advisory."""
         return self._session.call(self._topic, name, _wire(args), _wire(kwargs), op="probe")
 
 
@@ -204,7 +204,7 @@ def describe(x: Any) -> str:
 
     In a hidden test (:data:`HIDDEN`) without its shape or length: those are numbers the
     submission chose, and could spell a hidden input. Type names, dtypes and devices come
-    from closed sets (autograder.codec checks them).
+    from closed sets (autograder.sandbox.codec checks them).
     """
     import numpy as np
 

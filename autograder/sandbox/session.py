@@ -25,7 +25,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from autograder import allowlist, cgroups, codec, isolation
+from autograder.sandbox import allowlist
+from autograder.sandbox import cgroups
+from autograder.sandbox import codec
+from autograder.sandbox import isolation
 from autograder.limits import Limits
 
 #: A slot's memory cap is one worker's address space plus this (the zygote's own pages, which
@@ -74,7 +77,7 @@ class StudentException(SubmissionFault):
     def __init__(self, remote: codec.RemoteException, where: str) -> None:
         self.remote = remote
         self.where = where
-        if remote.is_a("autograder.worker.MissingName"):
+        if remote.is_a("autograder.sandbox.worker.MissingName"):
             module, _, name = where.partition(".")
             super().__init__(f"{name.split(' ')[0]} is not defined in your {module}.py")
         else:
@@ -84,7 +87,7 @@ class StudentException(SubmissionFault):
         # The message is the student's own text, and it can print the arguments: during a
         # hidden test only the exception's class is shown, or the hidden inputs would leak.
         # Its class's name too is the student's (shown_exception).
-        if HIDDEN.get() and not self.remote.is_a("autograder.worker.MissingName"):
+        if HIDDEN.get() and not self.remote.is_a("autograder.sandbox.worker.MissingName"):
             return (f"{self.where} raised {shown_exception(self.remote)} "
                     "(message hidden in a hidden test)")
         return super().__str__()
@@ -266,7 +269,7 @@ class Slot:
             # must never share one (see isolation.acquire_slot).
             number, self._lock_fd = isolation.acquire_slot()
             self.uid, self.gid = isolation.slot_user(number)
-            # The whole slot's memory and tasks (autograder.cgroups): the zygote's own share,
+            # The whole slot's memory and tasks (autograder.sandbox.cgroups): the zygote's own share,
             # then one worker's address space and its children's.
             self.cgroup = cgroups.create(f"course-slot{number}",
                                          self.limits.address_space + SLOT_MEMORY_HEADROOM,
@@ -290,9 +293,9 @@ class Slot:
         self.preloaded = {}  # a new zygote holds no plan
         self.plan_epoch += 1
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        command = [sys.executable, "-m", "autograder.zygote", str(child.fileno())]
-        # As root, in bubblewrap's allow-list view (autograder.allowlist) where it runs, and in
-        # the slot's control group (autograder.cgroups) where there is one.
+        command = [sys.executable, "-m", "autograder.sandbox.zygote", str(child.fileno())]
+        # As root, in bubblewrap's allow-list view (autograder.sandbox.allowlist) where it runs, and in
+        # the slot's control group (autograder.sandbox.cgroups) where there is one.
         if self.uid is not None:
             command = cgroups.joining(self.cgroup, allowlist.wrap(command, self.tmp_root,
                                                                   self.hide))
@@ -465,11 +468,11 @@ class Session:
         self.restarts = 0
         self.generation = 0  # bumped at each fork: objects held by an older worker are gone
         self.source_generation = 0  # the worker generation that produced the latest reply
-        self.recorder: list[Call] | None = None  # autograder.plan records a reference run here
+        self.recorder: list[Call] | None = None  # autograder.grading.replay records a reference run here
         self._planned: set[tuple[int, str]] = set()  # (worker generation, topic) plans sent
         self.live_calls = 0  # requests sent one at a time (not answered from a pipeline)
         #: calls refused for the session's own state (budget spent, function barred, import
-        #: failed): a verdict met with one is not the replies' alone (autograder.plan)
+        #: failed): a verdict met with one is not the replies' alone (autograder.grading.replay)
         self.refusals = 0
         self.fed_log: list[int] = []  # the pipelined replies used, in order
         self._worker_epoch = -1
@@ -684,7 +687,7 @@ class Session:
             raise BadResult(f"{where} returned a result over {codec.MAX_FRAME >> 20} MiB")
         return _closed_types(value) if self.hidden else value
 
-    # -- pipelining (a batch's recorded plan; see autograder.plan)
+    # -- pipelining (a batch's recorded plan; see autograder.grading.replay)
     def _speculation(self) -> float:
         """How long this session's pipelines may take, all together.
 

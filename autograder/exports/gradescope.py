@@ -4,12 +4,12 @@ The zip holds, at its root, what Gradescope expects (``setup.sh``, ``run_autogra
 the course's grading code: the ``autograder`` package with its public and hidden suites, the
 ``solutions`` and ``pyproject.toml``. Gradescope unpacks it into ``/autograder/source``, runs
 ``setup.sh`` once to build the image, and then, for each submission, ``run_autograder`` as root,
-which calls :func:`run` (``python -m autograder.gradescope run``): the files uploaded to
+which calls :func:`run` (``python -m autograder.exports.gradescope run``): the files uploaded to
 ``/autograder/submission`` are graded as one submission by the same sandboxed grader as
-`course grade`, and its results (Gradescope's schema, see :mod:`autograder.outputs`) land in
+`course grade`, and its results (Gradescope's schema, see :mod:`autograder.results.writers`) land in
 ``/autograder/results/results.json``.
 
-Running as root, every worker drops to an unprivileged slot user (:mod:`autograder.isolation`);
+Running as root, every worker drops to an unprivileged slot user (:mod:`autograder.sandbox.isolation`);
 before grading, the instructor's files (solutions, suites) and Gradescope's own folders are
 made unreadable to other users too, so that they stay closed where the container refuses the
 namespaces that would hide them.
@@ -69,7 +69,7 @@ ROOT="${{COURSE_AUTOGRADER_ROOT:-/autograder}}"
 PYTHON="${{COURSE_PYTHON:-{venv}/bin/python}}"
 cd "$ROOT/source" || exit 1
 export PYTHONPATH="$ROOT/source" PYTHONDONTWRITEBYTECODE=1
-exec "$PYTHON" -m autograder.gradescope run --root "$ROOT" \\
+exec "$PYTHON" -m autograder.exports.gradescope run --root "$ROOT" \\
     --hidden-visibility {visibility} --call-timeout {call} --submission-timeout {submission}
 """
 
@@ -159,8 +159,9 @@ def _fault_result(message: str) -> str:
 def run(root: Path, *, hidden_visibility: str = "after_published", call_timeout: float = 10.0,
         submission_timeout: float = 120.0) -> int:
     """Grade ``root/submission`` into ``root/results/results.json``; 0, or 1 on a grader fault."""
-    from autograder import grade, outputs
-    from autograder.sandbox import Limits
+    from autograder.grading import batch as grade
+    from autograder.results import writers as outputs
+    from autograder.sandbox.session import Limits
 
     results = root / "results"
     results.mkdir(parents=True, exist_ok=True)
@@ -189,7 +190,7 @@ def run(root: Path, *, hidden_visibility: str = "after_published", call_timeout:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m autograder.gradescope")
+    p = argparse.ArgumentParser(prog="python -m autograder.exports.gradescope")
     sub = p.add_subparsers(dest="command", required=True)
     r = sub.add_parser("run", help="grade /autograder/submission (Gradescope's run_autograder)")
     r.add_argument("--root", default=os.environ.get("COURSE_AUTOGRADER_ROOT", "/autograder"))

@@ -1,7 +1,7 @@
 """`course grade`: a batch of submissions, N worker slots, resumable, outputs per submission.
 
 Each slot is one trusted grading process (spawned, so no torch state is shared) that owns a
-sandbox :class:`~autograder.sandbox.Slot`; submissions stream through the slots and each one's
+sandbox :class:`~autograder.sandbox.session.Slot`; submissions stream through the slots and each one's
 results are written as soon as it is done. A re-run skips submissions whose results already
 carry the same submission hash and grader version, so a killed batch resumes where it stopped.
 """
@@ -15,8 +15,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from autograder import catalogue, outputs, plan, report, runner, submission
-from autograder.sandbox import Limits, Session, Slot
+from autograder import catalogue
+from autograder.results import writers as outputs
+from autograder.grading import replay as plan
+from autograder.results import report
+from autograder.grading import run as runner
+from autograder.grading import submission
+from autograder.sandbox.session import Limits, Session, Slot
 
 
 @dataclass
@@ -176,7 +181,7 @@ def grade_batch(paths: list[Path], out: Path, *, jobs: int = 1, limits: Limits |
     """Grade every submission into ``out``; returns summaries sorted by id.
 
     The instructor's own folders (the class, the output) are hidden from workers too. With
-    ``PLAN_MIN`` submissions or more, each slot first records the plan of :mod:`autograder.plan`
+    ``PLAN_MIN`` submissions or more, each slot first records the plan of :mod:`autograder.grading.replay`
     (``plan_batches=False`` grades every call one at a time, as `course check` does).
     """
     out.mkdir(parents=True, exist_ok=True)

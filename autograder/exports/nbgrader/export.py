@@ -11,15 +11,15 @@ A source notebook holds, in the solution's own order: the lesson's summary with 
 site; the module's given code (imports, constants) in locked cells; one solution cell per
 exercise with the reference body between ``### BEGIN SOLUTION`` / ``### END SOLUTION``; and after
 each exercise one autograded test cell worth the exercise's catalogue points. The test cells do
-not copy the tests: they name them, and :mod:`autograder.nbgrader_adapter` runs those very suite
+not copy the tests: they name them, and :mod:`autograder.exports.nbgrader.adapter` runs those very suite
 functions in the kernel (public tests first, hidden tests between ``### BEGIN HIDDEN TESTS`` /
 ``### END HIDDEN TESTS``, which `nbgrader generate_assignment` strips from the release). An
 exercise without any test yet gets no test cell (so no free points).
 
 nbgrader runs the tests in the student's kernel; `course grade` on the collected notebooks is the
-tamper-proof path (see :mod:`autograder.nbgrader_adapter` and the written README): it reads their
+tamper-proof path (see :mod:`autograder.exports.nbgrader.adapter` and the written README): it reads their
 code cells and leaves out the autograded test cells
-(:func:`autograder.submission.notebook_to_source`).
+(:func:`autograder.grading.submission.notebook_to_source`).
 """
 
 from __future__ import annotations
@@ -29,7 +29,8 @@ import json
 import re
 from pathlib import Path
 
-from autograder import catalogue, paths, runner
+from autograder import catalogue, paths
+from autograder.grading import run as runner
 
 ROOT = paths.ROOT
 NB_META = {
@@ -137,7 +138,7 @@ def _test_cell_source(topic: catalogue.Topic, ex: catalogue.Exercise,
     hidden = [s for s in specs if s.visibility == "hidden"]
     lines = [(f"# Autograded: the tests of {ex.name} ({ex.points} points), the very tests "
              "`course check` and `course grade` run."),
-             "from autograder.nbgrader_adapter import Tests",
+             "from autograder.exports.nbgrader.adapter import Tests",
              "",
              f"tests = Tests({topic.module!r}, {ex.name!r}, globals())"]
     lines += [f"tests.run({s.description!r})" for s in public]
@@ -195,7 +196,7 @@ def topic_notebook(topic: catalogue.Topic, solution: str, specs: list[runner.Tes
 CONFIG = '''\
 """nbgrader configuration of "Linear Algebra for Transformers" (written by `course nbgrader`).
 
-The autograded cells call the course's own suites through autograder.nbgrader_adapter, so the
+The autograded cells call the course's own suites through autograder.exports.nbgrader.adapter, so the
 kernel that runs them needs the course package: the instructor's environment (which autogrades)
 has the whole repository installed (`pip install -e .`); the students' environment needs only the
 student release (`course release`), which holds no solutions and no hidden tests.
@@ -211,7 +212,7 @@ import nbgrader
 from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
 from nbgrader.preprocessors import ClearHiddenTests, GetGrades
 
-from autograder.nbgrader_feedback import HideTestInternals
+from autograder.exports.nbgrader.feedback import HideTestInternals
 
 c = get_config()  # noqa: F821 - provided by traitlets when it loads this file
 HERE = os.path.dirname(os.path.abspath(__file__))

@@ -1,0 +1,2 @@
+"""What a suite author uses: ``graded`` tests, ``expect_*`` checks, shared strategies, stubs.
+"""

@@ -1,0 +1,2 @@
+"""Exports to the systems instructors use: the student release, Gradescope, nbgrader.
+"""

@@ -1,0 +1,2 @@
+"""The nbgrader course: export, the in-notebook adapter, the feedback preprocessor.
+"""

@@ -1,0 +1,2 @@
+"""The student's loop: check, list, watch, reset, submit.
+"""

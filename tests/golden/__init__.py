@@ -1,0 +1,70 @@
+"""Fingerprints of the grades, kept to show that a change of structure changes no grade.
+
+Two fingerprints live beside this file:
+
+- ``example_class.json``: for each output file of ``course grade`` on the example class
+  (``grades.csv``, ``results/<id>.json``, ``feedback/<id>.md``) the SHA-256 of its canonical
+  bytes. Canonical means the file as written, except that a results file loses the fields that
+  are meant to change between runs or releases: ``execution_time`` and the grader's and
+  libraries' versions (docs/design/interface.md, determinism).
+- ``banks.json``: for each bank variant (tests/banks/), the SHA-256 of its call-by-call verdicts:
+  every test's name, pass/fail and message, in order.
+
+``tests/test_golden.py`` and ``tests/test_banks.py`` compare against them. After a change that is
+meant to change grades (a new test, new points), regenerate them and say why in the commit::
+
+    .venv/bin/python -m tests.golden example --update
+    .venv/bin/python -m tests.golden banks --update
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+EXAMPLE = HERE / "example_class.json"
+BANKS = HERE / "banks.json"
+
+#: Results fields that change between runs (time) or releases (versions) by design.
+VOLATILE = ("execution_time",)
+VOLATILE_EXTRA = ("grader_version", "python", "numpy", "torch", "triton")
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def canonical_result(raw: bytes) -> bytes:
+    """A results file's bytes without its volatile fields, keys in file order."""
+    doc = json.loads(raw)
+    for key in VOLATILE:
+        doc.pop(key, None)
+    for key in VOLATILE_EXTRA:
+        doc.get("extra_data", {}).pop(key, None)
+    return json.dumps(doc, ensure_ascii=False, indent=1).encode("utf-8")
+
+
+def outputs_fingerprint(out: Path) -> dict[str, str]:
+    """File (relative to ``out``) -> SHA-256 of its canonical bytes, for a graded batch."""
+    found = {"grades.csv": _sha((out / "grades.csv").read_bytes())}
+    for p in sorted((out / "results").glob("*.json")):
+        found[f"results/{p.name}"] = _sha(canonical_result(p.read_bytes()))
+    for p in sorted((out / "feedback").glob("*.md")):
+        found[f"feedback/{p.name}"] = _sha(p.read_bytes())
+    return found
+
+
+def verdicts_digest(results: dict) -> str:
+    """SHA-256 of (name, passed, message) for every test, in the order graded."""
+    rows = [[name, bool(r.passed), r.message] for name, r in results.items()]
+    return _sha(json.dumps(rows, ensure_ascii=False).encode("utf-8"))
+
+
+def load(path: Path) -> dict[str, str]:
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+
+
+def save(path: Path, data: dict[str, str]) -> None:
+    path.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", encoding="utf-8")

@@ -17,7 +17,7 @@ from tests import golden
 
 
 def example_fingerprint() -> dict[str, str]:
-    from autograder import demo
+    from autograder.cli import demo
 
     with tempfile.TemporaryDirectory() as tmp:
         class_dir = demo.assemble(Path(tmp) / "class")[0].parent
@@ -31,7 +31,7 @@ def example_fingerprint() -> dict[str, str]:
 def banks_fingerprint() -> dict[str, str]:
     from tests.banks import all_variants
     from tests.helpers import grade_sources, with_replacement
-    from autograder.sandbox import Slot
+    from autograder.sandbox.session import Slot
 
     found = {}
     with Slot(0) as slot:

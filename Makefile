@@ -28,7 +28,7 @@ demo: $(STAMP)
 	$(VENV)/bin/course demo
 
 test: $(STAMP)
-	$(PY) -m pytest -n auto -q
+	$(PY) -m pytest -n auto --dist loadgroup -q
 
 # The inner loop: everything but the slow end-to-end and browser tests.
 test-quick: $(STAMP)

@@ -22,8 +22,10 @@ from pathlib import Path
 import pytest
 
 from autograder.sandbox import allowlist
-from autograder.sandbox import isolation
-from autograder.sandbox.session import Limits, Session, Slot
+from autograder.paths import PACKAGE_DIR
+from autograder.limits import Limits
+from autograder.sandbox.session import Session
+from autograder.sandbox.slot import Slot
 from tests.helpers import ROOT, solution_source
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(
@@ -155,7 +157,7 @@ def _allowed(session: Session) -> list[str]:
     bound = allowlist.python_paths()
     roots = [*allowlist.SYSTEM_DIRS, *allowlist.LOADER_FILES, *bound,
              *(link for link, _ in allowlist.python_links(bound)),
-             str(isolation.PACKAGE_DIR), session.slot.tmp_root, "/dev", "/proc", "/tmp",
+             str(PACKAGE_DIR), session.slot.tmp_root, "/dev", "/proc", "/tmp",
              "/var/tmp", "/sys"]
     roots += ["/" + n for n in allowlist.TOP_LINKS]  # links into /usr
     return roots
@@ -166,7 +168,7 @@ def test_nothing_of_the_host_outside_the_allow_list_is_visible(worker):
 
 
 def test_the_suites_folder_is_empty_in_the_view(worker):
-    hidden = isolation.PACKAGE_DIR / "suites" / "hidden" / "ex03_softmax.py"
+    hidden = PACKAGE_DIR / "suites" / "hidden" / "ex03_softmax.py"
     assert hidden.exists()
     assert "ok" not in call(worker, "reach", str(hidden)).values()
 

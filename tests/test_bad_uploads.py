@@ -3,7 +3,7 @@ to be found or read becomes that submission's result, and the batch goes on.
 
 One class holds a submission of each kind, plus good ones, and is graded in ONE run of the real
 `course grade` (as root, as CI and Gradescope run it); fast unit tests of
-:func:`autograder.grading.submission.load` check the caps and messages in detail.
+:func:`autograder.grading.uploads.load` check the caps and messages in detail.
 """
 
 from __future__ import annotations
@@ -14,8 +14,6 @@ import os
 import socket
 import stat
 import struct
-import subprocess
-import sys
 import textwrap
 import zipfile
 from pathlib import Path
@@ -23,21 +21,14 @@ from pathlib import Path
 import pytest
 
 from autograder import catalogue
-from autograder.grading import submission
-from tests.helpers import ROOT, SOLUTIONS, solution_source
+from autograder.grading import submission, uploads
+from tests.helpers import SOLUTIONS, solution_source
+from tests.helpers import course
 
 TOPICS = catalogue.topic_modules()
 EX1, EX2, EX3, EX4, EX5, EX6, EX7 = TOPICS[:7]
 POINTS = {t: catalogue.get_topic(t).points for t in TOPICS}
 DEEP = 1_100  # folders, as in the issue
-
-
-def course(*args: str, prelude: str = "", timeout: float = 900) -> subprocess.CompletedProcess:
-    """The real CLI in a subprocess; ``prelude`` is Python run in it first (a test hook)."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "160"}
-    code = prelude + "\nimport runpy; runpy.run_module('autograder.cli', run_name='__main__')"
-    return subprocess.run([sys.executable, "-c", code, *args], cwd=ROOT, env=env,
-                          check=False, capture_output=True, text=True, timeout=timeout)
 
 
 # ------------------------------------------------------------------ building bad uploads
@@ -410,7 +401,7 @@ def test_a_file_that_changes_while_it_is_read_is_graded_and_hashed_as_read(tmp_p
     assert "larger than 2 MiB" in grows["output"] and _topic(grows, EX1) == 0
     doc = json.loads((out / "results" / "changes.json").read_text("utf-8"))
     assert 0 < _topic(doc, EX1) < POINTS[EX1]  # the rewritten dot() is what was graded
-    again = submission.load(klass / "changes")
+    again = uploads.load(klass / "changes")
     assert again.sources[EX1] == changed.encode()
     assert doc["extra_data"]["submission_sha256"] == again.sha256
 
@@ -438,7 +429,7 @@ def test_a_zip_whose_table_of_contents_is_huge_is_refused_before_parsing(tmp_pat
     with zipfile.ZipFile(path, "w") as z:
         for i in range(names):
             z.writestr(f"{i:08d}" + "n" * 196, b"")
-    loaded = submission.load(path)
+    loaded = uploads.load(path)
     assert loaded.error and "table of contents" in loaded.error and not loaded.sources
 
 
@@ -446,7 +437,7 @@ def test_a_zip_with_many_entries_is_read_shallowest_first_up_to_the_cap(tmp_path
     members = {f"a/{i:05d}.txt": "" for i in range(submission.MAX_ENTRIES + 5)}
     members[f"{EX1}.py"] = "x = 1\n"  # listed last, but the shallowest: examined
     members[f"a/b/{EX2}.py"] = "x = 2\n"  # beyond the cap
-    loaded = submission.load(_zip(tmp_path / "many.zip", members))
+    loaded = uploads.load(_zip(tmp_path / "many.zip", members))
     assert loaded.sources == {EX1: b"x = 1\n"}
     assert f"only the first {submission.MAX_ENTRIES:,} entries were examined" in (
         loaded.problems[EX2])
@@ -455,7 +446,7 @@ def test_a_zip_with_many_entries_is_read_shallowest_first_up_to_the_cap(tmp_path
 def test_nothing_readable_is_an_error_naming_each_reason(tmp_path):
     path = _zip(tmp_path / "locked.zip", {f"{EX1}.py": "x = 1\n", f"{EX2}.ipynb": "{"})
     _patch(path, f"{EX1}.py", flags=0x1)
-    loaded = submission.load(path)
+    loaded = uploads.load(path)
     assert not loaded.sources
     assert loaded.error == (f"no exercise file could be read: {EX1}.py: is encrypted "
                             "(password-protected): zip it again without a password; "
@@ -465,7 +456,7 @@ def test_nothing_readable_is_an_error_naming_each_reason(tmp_path):
 def test_a_folder_with_an_inner_archive_says_it_is_not_opened(tmp_path):
     (tmp_path / "sub").mkdir()
     _zip(tmp_path / "sub" / "work.zip", _solutions())
-    loaded = submission.load(tmp_path / "sub")
+    loaded = uploads.load(tmp_path / "sub")
     assert loaded.error and "archives inside a submission are not opened" in loaded.error
     assert "work.zip" in loaded.error
 
@@ -474,18 +465,18 @@ def test_an_unforeseen_failure_is_that_submissions_error(tmp_path, monkeypatch):
     def boom(path, loaded):
         raise RecursionError("maximum recursion depth exceeded")
 
-    monkeypatch.setattr(submission, "_read_folder", boom)
-    loaded = submission.load(tmp_path)
+    monkeypatch.setattr(uploads, "_read_folder", boom)
+    loaded = uploads.load(tmp_path)
     assert loaded.error == ("the submission could not be read (RecursionError: maximum "
                             "recursion depth exceeded)")
 
 
 def test_a_folders_hash_is_of_what_was_read(tmp_path):
     (tmp_path / f"{EX1}.py").write_bytes(b"x = 1\n")
-    first = submission.load(tmp_path).sha256
+    first = uploads.load(tmp_path).sha256
     (tmp_path / "unrelated.txt").write_bytes(b"anything")
-    assert submission.load(tmp_path).sha256 == first  # not graded, not hashed
+    assert uploads.load(tmp_path).sha256 == first  # not graded, not hashed
     (tmp_path / f"{EX1}.py").write_bytes(b"x = 2\n")
-    assert submission.load(tmp_path).sha256 != first
+    assert uploads.load(tmp_path).sha256 != first
     zipped = _zip(tmp_path / "s.zip", {f"{EX1}.py": "x = 1\n"})
-    assert submission.load(zipped).sha256 == hashlib.sha256(zipped.read_bytes()).hexdigest()
+    assert uploads.load(zipped).sha256 == hashlib.sha256(zipped.read_bytes()).hexdigest()

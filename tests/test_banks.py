@@ -1,8 +1,10 @@
 """Wrong implementations lose points in their own function's tests; correct ones get full marks.
 
 This is what makes the hidden suites trustworthy (issue: "catch real mistakes and only mistakes").
-Each variant is graded twice, call by call (as `course check`) and with the batch plan (as
-`course grade`): the two must give every test the same verdict and message.
+Each variant is graded call by call (as `course check`), and its verdicts must be the stored
+ones (tests/golden). Graded again with the batch plan (as `course grade`), every test must give
+the same verdict and message: that check runs for a sample in the quick run, for all in
+`make test`.
 """
 
 from __future__ import annotations
@@ -16,11 +18,23 @@ from tests.helpers import grade_sources, with_replacement
 
 
 GOLDEN = golden.load(golden.BANKS)
+#: One variant in this many has its plan check in the quick run (`make test-quick`); the rest
+#: are marked slow and run in `make test`.
+PLAN_SAMPLE = 8
+#: key -> its call-by-call results, so that the plan check of a variant graded earlier in this
+#: process reuses them (`make test` groups a variant's two tests on one xdist worker).
+_LIVE: dict[str, dict] = {}
 
 
-def _variants(kind: str) -> list:
-    return [pytest.param(key, topic, v, id=key.partition("-")[2])
-            for key, topic, v in banks.all_variants(kind)]
+def _variants(kind: str | None) -> list:
+    params = []
+    for i, (key, topic, v) in enumerate(banks.all_variants(kind)):
+        marks = [pytest.mark.xdist_group(key)]
+        if kind is None and i % PLAN_SAMPLE:
+            marks.append(pytest.mark.slow)
+        params.append(pytest.param(key, topic, v, id=key.partition("-")[2] if kind else key,
+                                   marks=marks))
+    return params
 
 
 def _verdict(result) -> tuple[bool, str]:
@@ -29,23 +43,20 @@ def _verdict(result) -> tuple[bool, str]:
     return result.passed, re.sub(r"\d+\.\d+(e[-+]?\d+)?", "#", result.message)
 
 
-def _grade_both_ways(slot, plans, key: str, topic: str, code: str) -> dict:
-    sources = {topic: with_replacement(topic, code)}
-    live = grade_sources(slot, sources, [topic])
-    # Byte for byte the verdicts stored in tests/golden/banks.json (tests/golden/__init__.py).
-    assert golden.verdicts_digest(live) == GOLDEN.get(key), (
-        f"{key}: verdicts differ from tests/golden/banks.json (regenerate it if meant)")
-    planned = grade_sources(slot, sources, [topic], plans=plans)
-    verdicts = {n: _verdict(r) for n, r in live.items()}
-    changed = [(n, verdicts.get(n), _verdict(r)) for n, r in planned.items()
-               if _verdict(r) != verdicts.get(n)]
-    assert not changed and len(planned) == len(live), f"the plan changed verdicts: {changed[:3]}"
-    return live
+def _live(slot, key: str, topic: str, code: str) -> dict:
+    """The variant graded call by call (as `course check` does), checked against its stored
+    fingerprint: byte for byte the verdicts tests/golden/banks.json holds."""
+    if key not in _LIVE:
+        live = grade_sources(slot, {topic: with_replacement(topic, code)}, [topic])
+        assert golden.verdicts_digest(live) == GOLDEN.get(key), (
+            f"{key}: verdicts differ from tests/golden/banks.json (regenerate it if meant)")
+        _LIVE[key] = live
+    return _LIVE[key]
 
 
 @pytest.mark.parametrize(("key", "topic", "variant"), _variants("wrong"))
-def test_wrong_implementation_loses_points_in_its_own_tests(slot, plans, key, topic, variant):
-    results = _grade_both_ways(slot, plans, key, topic, variant.code)
+def test_wrong_implementation_loses_points_in_its_own_tests(slot, key, topic, variant):
+    results = _live(slot, key, topic, variant.code)
     own = [r for r in results.values() if r.spec.exercise == variant.function]
     assert own, f"no tests for {topic}.{variant.function}"
     assert any(not r.passed for r in own), (
@@ -58,7 +69,20 @@ def test_wrong_implementation_loses_points_in_its_own_tests(slot, plans, key, to
 
 
 @pytest.mark.parametrize(("key", "topic", "variant"), _variants("correct"))
-def test_correct_alternative_gets_full_marks(slot, plans, key, topic, variant):
-    results = _grade_both_ways(slot, plans, key, topic, variant.code)
+def test_correct_alternative_gets_full_marks(slot, key, topic, variant):
+    results = _live(slot, key, topic, variant.code)
     failed = {n: r.message for n, r in results.items() if not r.passed and not r.spec.gpu}
     assert not failed, f"{variant.why}: a correct {variant.function} failed: {failed}"
+
+
+@pytest.mark.parametrize(("key", "topic", "variant"), _variants(None))
+def test_the_plan_gives_the_same_verdicts(slot, plans, key, topic, variant):
+    """Graded as a batch grades (the recorded plan), every test's verdict and message are the
+    call-by-call ones (numbers aside, see _verdict)."""
+    live = _live(slot, key, topic, variant.code)
+    planned = grade_sources(slot, {topic: with_replacement(topic, variant.code)}, [topic],
+                            plans=plans)
+    verdicts = {n: _verdict(r) for n, r in live.items()}
+    changed = [(n, verdicts.get(n), _verdict(r)) for n, r in planned.items()
+               if _verdict(r) != verdicts.get(n)]
+    assert not changed and len(planned) == len(live), f"the plan changed verdicts: {changed[:3]}"

@@ -12,6 +12,7 @@ import pytest
 import torch
 
 from autograder.sandbox import codec
+from autograder.sandbox import frames
 
 
 def roundtrip(value):
@@ -145,21 +146,21 @@ def test_the_header_caches_stay_bounded(monkeypatch):
 
 def test_frames_split_back_into_their_bodies():
     bodies = [b"", b"a", b"xyz" * 100]
-    buf = b"".join(codec.frame(b) for b in bodies)
-    assert codec.split_frames(buf, 1 << 20) == bodies
+    buf = b"".join(frames.frame(b) for b in bodies)
+    assert frames.split_frames(buf, 1 << 20) == bodies
 
 
 @pytest.mark.parametrize("cut", [1, 7, 9, 12])
 def test_a_truncated_frame_is_refused(cut):
-    buf = codec.frame(b"hello") + codec.frame(b"world")
-    with pytest.raises(codec.DecodeError):
-        codec.split_frames(buf[:-cut] if cut < 8 else buf[:len(buf) - cut], 1 << 20)
+    buf = frames.frame(b"hello") + frames.frame(b"world")
+    with pytest.raises(frames.FrameError):
+        frames.split_frames(buf[:-cut] if cut < 8 else buf[:len(buf) - cut], 1 << 20)
 
 
 def test_a_frame_over_the_limit_is_refused_without_quoting_its_length():
-    big = codec.FRAME_HEADER.pack(123456789) + b"x"
-    with pytest.raises(codec.DecodeError) as info:
-        codec.split_frames(big, 1000)
+    big = frames.FRAME_HEADER.pack(123456789) + b"x"
+    with pytest.raises(frames.FrameError) as info:
+        frames.split_frames(big, 1000)
     assert "123456789" not in str(info.value)
 
 
@@ -190,3 +191,46 @@ def test_a_json_bomb_is_refused_before_it_is_parsed(doc, monkeypatch):
 def test_plain_data_well_below_the_caps_still_decodes():
     value = {"rows": [[i, float(i)] for i in range(10_000)], "name": "[" * 1000}
     assert codec.decode(codec.encode(value)[8:]) == value
+
+
+def test_a_frame_in_a_receive_buffer_is_found_only_once_it_is_whole():
+    buf = bytearray(frames.frame(b"hello"))
+    for cut in range(len(buf)):
+        assert frames.frame_at(buf[:cut], 0, 1 << 20) is None
+    assert bytes(buf[frames.frame_at(buf, 0, 1 << 20)]) == b"hello"
+    with pytest.raises(frames.FrameError):  # refused as soon as its header is there
+        frames.frame_at(frames.FRAME_HEADER.pack(10**9), 0, 1 << 20)
+
+
+def test_unframe_takes_exactly_one_frame():
+    assert frames.unframe(codec.encode(7), codec.MAX_FRAME) == codec.encode(7)[8:]
+    for bad in (b"", codec.encode(7) + codec.encode(8), codec.encode(7) + b"x"):
+        with pytest.raises(frames.FrameError):
+            frames.unframe(bad, codec.MAX_FRAME)
+
+
+def test_a_decode_error_is_a_frame_error():
+    """Readers catch FrameError once for both layers (a bad length, a bad body)."""
+    assert issubclass(codec.DecodeError, frames.FrameError)
+
+
+def test_read_frame_reads_one_body_and_refuses_a_length_over_the_limit():
+    import socket
+    import time
+
+    a, b = socket.socketpair()
+    try:
+        a.sendall(frames.frame(b"abc") + frames.FRAME_HEADER.pack(5000) + b"x" * 10)
+        assert frames.read_frame(b, 1000) == b"abc"
+        with pytest.raises(frames.FrameError) as info:
+            frames.read_frame(b, 1000)
+        assert "5000" not in str(info.value)
+        assert b.recv(100) == b"x" * 10  # the body of a refused frame is not read
+        with pytest.raises(TimeoutError):  # a deadline already passed: nothing is waited for
+            frames.read_frame(b, 1000, deadline=time.monotonic() - 1)
+        a.close()
+        with pytest.raises(EOFError):
+            frames.read_frame(b, 1000)
+    finally:
+        a.close()
+        b.close()

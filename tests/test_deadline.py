@@ -15,8 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from autograder.sandbox import session as sandbox
-from autograder.sandbox.session import BUDGET_SPENT, Limits, Session
+from autograder.limits import Limits
+from autograder.sandbox.errors import BUDGET_SPENT, BudgetExhausted
+from autograder.sandbox.protocol import Call
+from autograder.sandbox.session import Session
 from tests.hostile import harness
 
 BUDGET = 3.0
@@ -103,16 +105,16 @@ def test_the_deadline_counts_pipelined_work_no_test_read(slot):
     try:
         s.load("m")
         s.limits = Limits(call_seconds=5.0, submission_seconds=1.0)
-        calls = [sandbox.Call(_frame("nap", i), b"", "m.nap", "m.nap") for i in range(20)]
+        calls = [Call(_frame("nap", i), b"", "m.nap", "m.nap") for i in range(20)]
         t0 = time.monotonic()
         out = s.pipeline(calls)
         assert time.monotonic() - t0 < 1.0 + 0.5
         assert s.spent < 0.5  # nothing charged: no test read a reply
         time.sleep(max(0.0, s.time_left()) + 0.05)
         s.feed(calls, out, 0, len(calls))
-        with pytest.raises(sandbox.BudgetExhausted, match=BUDGET_SPENT):
+        with pytest.raises(BudgetExhausted, match=BUDGET_SPENT):
             s.call("m", "nap", (0,))
-        with pytest.raises(sandbox.BudgetExhausted, match=BUDGET_SPENT):
+        with pytest.raises(BudgetExhausted, match=BUDGET_SPENT):
             s.call("m", "nap", (1,))  # live now, refused as well
     finally:
         s.feed()

@@ -13,7 +13,8 @@ import torch
 import torch.nn.functional as F
 
 from autograder.grading import run as runner
-from autograder.sandbox.session import Limits, Slot
+from autograder.limits import Limits
+from autograder.sandbox.slot import Slot
 from tests.helpers import SOLUTIONS, grade_folder
 
 pytestmark = [

@@ -4,17 +4,14 @@ from __future__ import annotations
 
 import csv
 import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
 from autograder import catalogue
-from autograder.cli import demo
 from autograder.results.writers import CSV_HEADER
-from tests.helpers import ROOT
+from tests.helpers import course, ROOT
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -24,20 +21,11 @@ else:  # pragma: no cover
 EXPECTED = tomllib.loads((ROOT / "examples" / "expected.toml").read_text("utf-8"))
 
 
-def course(*args: str, cwd: Path = ROOT, timeout: float = 600) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "160"}
-    return subprocess.run([sys.executable, "-m", "autograder.cli", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=timeout)
-
-
 @pytest.fixture(scope="module")
-def graded_class(tmp_path_factory):
-    root = tmp_path_factory.mktemp("class")
-    demo.assemble(root / "class")
-    out = root / "out"
-    proc = course("grade", "--class", str(root / "class"), "--out", str(out), "--jobs", "2")
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return root, out, proc
+def graded_class(example_class):
+    """(folder holding ``class/`` and ``out/``, out, the run): the run's shared example class."""
+    cls, out, proc = example_class
+    return cls.parent, out, proc
 
 
 def _results(out: Path) -> dict[str, dict]:

@@ -9,11 +9,17 @@ under the same version (tests/test_resume.py).
 from __future__ import annotations
 
 import shutil
+import sys
 
 import pytest
 
-from autograder.results import writers as outputs
+from autograder.results import version as outputs
 from tests.helpers import ROOT
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
 
 
 @pytest.fixture(scope="module")
@@ -30,7 +36,12 @@ def test_the_version_covers_the_code_that_judges(copy):
     names = {n for n, _ in outputs.grading_files(copy / "autograder", copy / "solutions")}
     for must in ("autograder/authoring/checks.py", "autograder/grading/run.py", "autograder/sandbox/session.py",
                  "autograder/sandbox/codec.py", "autograder/catalogue.toml",
-                 "autograder/suites/hidden/ex03_softmax.py", "solutions/ex03_softmax.py"):
+                 "autograder/suites/hidden/ex03_softmax.py", "solutions/ex03_softmax.py",
+                 # Templates, whatever their suffix: the report page and Gradescope's scripts.
+                 "autograder/results/templates/report.html",
+                 "autograder/results/templates/report.css",
+                 "autograder/exports/templates/gradescope/run_autograder",
+                 "autograder/exports/nbgrader/templates/nbgrader_config.py.tmpl"):
         assert must in names, must
 
 
@@ -69,3 +80,17 @@ def test_a_library_upgrade_changes_the_version(copy, monkeypatch):
     real = outputs._library_versions()
     monkeypatch.setattr(outputs, "_library_versions", lambda: {**real, "hypothesis": "0.0.1"})
     assert outputs.compute_grader_version(pkg, sol) != base
+
+
+def test_every_template_is_package_data():
+    """A non-editable install carries only the files pyproject's package-data names: every
+    file of a ``templates/`` folder must match one of its globs (as setuptools expands them),
+    or an installed grader could not write report.html or a Gradescope zip."""
+    package = ROOT / "autograder"
+    globs = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["tool"]["setuptools"][
+        "package-data"]["autograder"]
+    shipped = {p for g in globs for p in package.glob(g) if p.is_file()}
+    templates = {p for p in package.rglob("*") if p.is_file() and "templates" in
+                 p.relative_to(package).parts[:-1] and "__pycache__" not in p.parts}
+    assert len(templates) >= 10
+    assert templates <= shipped, sorted(str(p.relative_to(package)) for p in templates - shipped)

@@ -16,7 +16,8 @@ import pytest
 from autograder.authoring import checks
 from autograder.sandbox import codec
 from autograder.grading import run as runner
-from autograder.authoring.suite import HIDDEN, describe
+from autograder.authoring.suite import describe
+from autograder.sandbox.errors import HIDDEN
 
 SECRET = 7301
 

@@ -20,9 +20,12 @@ import pytest
 from autograder.sandbox import codec
 from autograder.results import writers as outputs
 from autograder.results import report
-from autograder.sandbox import session as sandbox
+from autograder.sandbox import protocol
 from autograder.sandbox import worker
-from autograder.sandbox.session import Session, Slot
+from autograder.sandbox.errors import HIDDEN, StudentException, WorkerDied
+from autograder.sandbox.protocol import Call
+from autograder.sandbox.session import Session
+from autograder.sandbox.slot import Slot
 from tests.hostile import harness
 from tests.hostile.attacks import (
     EX01,
@@ -125,7 +128,7 @@ def test_a_note_cannot_pose_as_another_topics_reason_in_the_report(graded):
 def test_hidden_requests_are_never_preloaded(tmp_path):
     """No worker may hold a hidden input before it is asked: neither the slot nor the zygote
     takes a hidden plan (the plan's hidden requests travel as frames when their topic runs)."""
-    call = sandbox.Call(codec.encode({"op": "ping"}), b"", "ping", "m.ping")
+    call = Call(codec.encode({"op": "ping"}), b"", "ping", "m.ping")
     with Slot(0) as slot:
         with pytest.raises(ValueError, match="never preloaded"):
             slot.preload({f"{EX01}:hidden": [call]})
@@ -136,7 +139,7 @@ def test_hidden_requests_are_never_preloaded(tmp_path):
 
 @pytest.mark.slow
 def test_a_batch_plan_preloads_no_hidden_request():
-    from autograder.grading import replay as plan
+    from autograder.grading import plan
     from autograder.grading import run as runner
 
     specs = {t: runner.collect(t) for t in (EX01,)}
@@ -177,25 +180,25 @@ def test_decode_errors_do_not_quote_the_frame():
 
 
 def test_only_real_classes_of_known_packages_keep_their_names():
-    assert codec.closed_type("numpy.ndarray") == "numpy.ndarray"
-    assert codec.closed_type("builtins.set") == "builtins.set"
+    assert protocol.closed_type("numpy.ndarray") == "numpy.ndarray"
+    assert protocol.closed_type("builtins.set") == "builtins.set"
     for forged in ("numpy.HIDDENTEXT_7", "builtins.HIDDENTEXT_7", "ex01_vectors.Box",
                    "numpy.ndarray.HIDDENTEXT", "os.system", "numpy.linalg.HIDDENTEXT"):
-        assert codec.closed_type(forged) is None, forged
+        assert protocol.closed_type(forged) is None, forged
 
 
 def test_a_hidden_tests_exception_shows_only_builtin_class_names():
     own = codec.RemoteException(["HIDDENTEXT_7", "ValueError", "Exception"], "secret 7")
     builtin = codec.RemoteException(["ZeroDivisionError", "ArithmeticError"], "secret 7")
-    token = sandbox.HIDDEN.set(True)
+    token = HIDDEN.set(True)
     try:
-        shown = str(sandbox.StudentException(own, "ex01_vectors.one_hot"))
+        shown = str(StudentException(own, "ex01_vectors.one_hot"))
         assert "HIDDENTEXT" not in shown and "secret" not in shown
         assert "own class" in shown and "ValueError" in shown
-        assert "ZeroDivisionError" in str(sandbox.StudentException(builtin, "f"))
+        assert "ZeroDivisionError" in str(StudentException(builtin, "f"))
     finally:
-        sandbox.HIDDEN.reset(token)
-    assert "HIDDENTEXT_7: secret 7" in str(sandbox.StudentException(own, "f"))  # public: all
+        HIDDEN.reset(token)
+    assert "HIDDENTEXT_7: secret 7" in str(StudentException(own, "f"))  # public: all
 
 
 def test_a_hidden_phase_death_does_not_say_the_exit_status(slot):
@@ -203,7 +206,7 @@ def test_a_hidden_phase_death_does_not_say_the_exit_status(slot):
     s = Session(slot, {"m": source})
     try:
         s.phase = "hidden"
-        with pytest.raises(sandbox.WorkerDied) as info:
+        with pytest.raises(WorkerDied) as info:
             s.call("m", "bye", (213,))
         assert "213" not in str(info.value) and "died" in str(info.value)
     finally:

@@ -26,7 +26,7 @@ import pytest
 
 from autograder.sandbox import allowlist
 from autograder.sandbox import codec
-from autograder.sandbox import isolation
+from autograder.sandbox import host
 from tests.hostile import harness
 from tests.hostile.attacks import (ATTACKS, BY_ID, EX01, NEEDS_BWRAP, SECRET_MARKERS, build,
                                    context_defaults)
@@ -34,7 +34,7 @@ from tests.hostile.attacks import (ATTACKS, BY_ID, EX01, NEEDS_BWRAP, SECRET_MAR
 CALL_TIMEOUT = "4"
 SUBMISSION_TIMEOUT = "60"
 ROOT = harness.ROOT
-IS_ROOT = isolation.is_root()
+IS_ROOT = host.is_root()
 CORRECT = ("complete", "reference_ex01")
 TMP_DIRS = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")
 

@@ -16,12 +16,14 @@ from pathlib import Path
 import pytest
 
 from autograder.sandbox import allowlist
-from autograder.sandbox import isolation
-from autograder.sandbox.session import Limits, Session, Slot
+from autograder.sandbox import host
+from autograder.limits import Limits
+from autograder.sandbox.session import Session
+from autograder.sandbox.slot import Slot
 from tests.helpers import ROOT, grade_sources, solution_source
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(
-    not isolation.is_root(),
+    not host.is_root(),
     reason="slot uids, namespaces and per-uid process limits exist only when grading as root")]
 
 PROBE = '''

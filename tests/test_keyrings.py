@@ -18,7 +18,9 @@ import tempfile
 import pytest
 
 from autograder.sandbox import isolation
-from autograder.sandbox.session import Limits, Session, Slot
+from autograder.limits import Limits
+from autograder.sandbox.session import Session
+from autograder.sandbox.slot import Slot
 
 pytestmark = pytest.mark.skipif(os.uname().machine not in ("x86_64", "aarch64"),
                                 reason="the attack below knows x86_64's and aarch64's numbers")

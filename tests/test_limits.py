@@ -16,11 +16,14 @@ import threading
 import pytest
 
 from autograder.sandbox import cgroups
-from autograder.sandbox import isolation
-from autograder.sandbox.session import Limits, Session, Slot, WorkerDied
+from autograder.sandbox import host
+from autograder.limits import Limits
+from autograder.sandbox.errors import WorkerDied
+from autograder.sandbox.session import Session
+from autograder.sandbox.slot import Slot
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(
-    not isolation.is_root(), reason="private tmpfs mounts and control groups need root")]
+    not host.is_root(), reason="private tmpfs mounts and control groups need root")]
 
 PROBE = r'''
 import errno, os, sys, tempfile, time

@@ -32,6 +32,7 @@ from autograder.exports.nbgrader import export as nbgrader_export
 from autograder.grading import run as runner
 from autograder.authoring import stubs
 from tests.helpers import ROOT, solution_source
+from tests.helpers import shared_dir
 
 pytest.importorskip("nbgrader")
 pytestmark = pytest.mark.slow
@@ -94,12 +95,6 @@ def _hidden_source_lines(topic: str) -> list[str]:
     return lines
 
 
-def _shared(tmp_path_factory, name: str) -> Path:
-    """A folder all pytest-xdist workers of this session share (their base temps' parent)."""
-    base = tmp_path_factory.getbasetemp()
-    return (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / name
-
-
 def _build_class(root: Path) -> dict:
     """Export, release, fill in two students, autograde, export and feed back (timed)."""
     course = root / "course"
@@ -141,7 +136,7 @@ def _build_class(root: Path) -> dict:
 @pytest.fixture(scope="session")
 def course(tmp_path_factory):
     """The nbgrader class, built once per session (the first worker builds, others wait)."""
-    root = _shared(tmp_path_factory, "nbgrader-class")
+    root = shared_dir(tmp_path_factory, "nbgrader-class")
     root.parent.mkdir(parents=True, exist_ok=True)
     with open(root.parent / "nbgrader-class.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)

@@ -12,7 +12,10 @@ import io
 
 import pytest
 
-from autograder.results import writers as outputs
+from autograder import templating
+from autograder.results import report
+from autograder.results import text as outputs
+from autograder.results.model import Result
 
 
 @pytest.mark.parametrize("sid", ['=HYPERLINK("http:evil","x")', "+1", "-2", "@SUM(A1)",
@@ -38,3 +41,26 @@ def test_the_csv_round_trips_with_the_apostrophe():
     buf = io.StringIO()
     csv.writer(buf).writerow([outputs.csv_cell("=1+1"), "2.00"])
     assert next(csv.reader(io.StringIO(buf.getvalue())))[0] == "'=1+1"
+
+
+def test_a_placeholder_in_student_text_is_not_filled_in():
+    """The report's page is a template filled once: an id spelling a placeholder
+    (``@{grades}``, shown in the problems table before the grades table is filled in) reaches
+    the page as text, and does not pull a section in again."""
+    sid = "@{grades}"
+    r = Result(id=sid, sha256="0", status="partial", tests=[], topics={}, score=0.0,
+               max_score=0.0, topic_notes={"ex01_vectors": "<i>x</i>"})
+    page = report.render([r])
+    assert page.count('<table id="grades">') == 1
+    assert f"<tr><td>{sid}</td>" in page and "<i>" not in page
+    assert page.count(templating.text("autograder.results", "report.css")) == 1
+
+
+def test_a_template_names_what_is_missing_or_malformed():
+    with pytest.raises(KeyError, match="run_autograder: no value for @{call}"):
+        templating.fill("autograder.exports", "gradescope/run_autograder", venv="/v",
+                        visibility="hidden", submission="1")
+    with pytest.raises(FileNotFoundError, match="no template templates/nope"):
+        templating.text("autograder.exports", "nope")
+    with pytest.raises(ValueError, match="line 1"):
+        templating.FileTemplate("@{9}").substitute({})

@@ -17,11 +17,15 @@ import pytest
 from autograder import catalogue
 from autograder.sandbox import codec
 from autograder.grading import batch as grade
-from autograder.grading import replay as plan
+from autograder.grading import examples, plan, replay
 from autograder.grading import run as runner
-from autograder.sandbox import session as sandbox
+from autograder.sandbox import pipeline
 from autograder.grading import submission
-from autograder.sandbox.session import BudgetExhausted, Call, CallTimeout, Limits, Session, Slot, WorkerDied
+from autograder.limits import Limits
+from autograder.sandbox.errors import BudgetExhausted, CallTimeout, StudentException, WorkerDied
+from autograder.sandbox.protocol import Call
+from autograder.sandbox.session import Session
+from autograder.sandbox.slot import Slot
 from tests.helpers import ROOT, grade_sources, solution_source
 
 SOURCE = b"""
@@ -79,7 +83,7 @@ def test_each_exception_is_described_by_its_own_message(session):
     out = session.pipeline([_call("boom", 1), _call("boom", 1), _call("boom", 2)])
     assert out.replies[0] == out.replies[1] != out.replies[2]
     for body, text in zip(out.replies, ("bad 1", "bad 1", "bad 2")):
-        with pytest.raises(sandbox.StudentException, match=text):
+        with pytest.raises(StudentException, match=text):
             session._interpret(body, "m.boom")
 
 
@@ -153,7 +157,7 @@ def test_objects_named_by_a_stopped_pipeline_are_made_again_live(slot, monkeypat
         s.load("m")
         s.forget()
         sizes = [len(b) for b in s.pipeline(calls).replies]
-        monkeypatch.setattr(sandbox, "PIPELINE_BYTES", sum(sizes[:3]))  # the last one is over
+        monkeypatch.setattr(pipeline, "PIPELINE_BYTES", sum(sizes[:3]))  # the last one is over
         s.forget()
         out = s.pipeline(calls)
         assert out.replies[3] is None and out.replies[2] is not None and s.sock is None
@@ -174,17 +178,17 @@ def test_a_barred_or_unaffordable_test_is_not_passed_on_its_replies(session):
     calls = [_call("fast", 1), _call("fast", 2)]
     topic_plan = plan.TopicPlan("m", calls, {"t": (0, 2)})
     out = session.pipeline(calls)
-    assert plan._as_if_live(session, topic_plan, out, 0, 2)
+    assert replay._as_if_live(session, topic_plan, out, 0, 2)
     session.timed_out["m.fast"] = "not run again"
-    assert not plan._as_if_live(session, topic_plan, out, 0, 2)
+    assert not replay._as_if_live(session, topic_plan, out, 0, 2)
     session.timed_out.clear()
     session.limits = Limits(submission_seconds=out.seconds[0] / 2)
-    assert not plan._as_if_live(session, topic_plan, out, 0, 2)
+    assert not replay._as_if_live(session, topic_plan, out, 0, 2)
 
 
 def test_a_pipeline_holds_a_bounded_amount_of_replies(session, monkeypatch):
     """Past PIPELINE_BYTES, the rest is left to be asked call by call (memory stays bounded)."""
-    monkeypatch.setattr(sandbox, "PIPELINE_BYTES", 2500)
+    monkeypatch.setattr(pipeline, "PIPELINE_BYTES", 2500)
     out = session.pipeline([_call("pad", i) for i in range(10)])
     assert out.failed_at is None
     got = [b for b in out.replies if b is not None]
@@ -212,7 +216,7 @@ def test_the_reference_passes_on_matching_replies_alone(slot, plans, monkeypatch
     s = Session(slot, {topic: solution_source(topic).encode()})
     try:
         s.load(topic)
-        results = plan.run_planned(s, plans[topic], runner.collect(topic), runner.reference(topic))
+        results = replay.run_planned(s, plans[topic], runner.collect(topic), runner.reference(topic))
     finally:
         s.close()
     assert results and all(r.passed for r in results)
@@ -249,7 +253,7 @@ def test_a_near_copy_is_judged_by_the_tests_not_by_the_bytes(slot, plans):
     s = Session(slot, {topic: code.encode()})
     try:
         s.load(topic)
-        results = plan.run_planned(s, plans[topic], runner.collect(topic), runner.reference(topic))
+        results = replay.run_planned(s, plans[topic], runner.collect(topic), runner.reference(topic))
     finally:
         s.close()
     assert {r.spec.name: r.message for r in results if not r.passed} == {}
@@ -303,7 +307,7 @@ def test_recording_a_hypothesis_test_keeps_its_seed():
         for spec in runner.collect(topic):
             if getattr(spec.fn, "hypothesis", None) is None:
                 continue
-            with plan._recording_examples(spec.fn):
+            with examples.recording_examples(spec.fn):
                 stand_in = spec.fn.hypothesis.inner_test
             assert stand_in is not spec.fn.hypothesis.inner_test  # put back afterwards
             assert function_digest(stand_in) == function_digest(spec.fn.hypothesis.inner_test)
@@ -381,7 +385,7 @@ def test_a_verdict_met_with_a_refusal_is_not_given_to_another_submission(slot, p
             s.load(topic)
             if who == "spent":
                 s.spent = s.limits.submission_seconds - 1e-3
-            results[who] = plan.run_planned(s, plans[topic], runner.collect(topic),
+            results[who] = replay.run_planned(s, plans[topic], runner.collect(topic),
                                             runner.reference(topic))
         finally:
             s.close()

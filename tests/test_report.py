@@ -7,11 +7,9 @@ import base64
 import functools
 import http.server
 import json
-import os
 import re
 import shutil
 import subprocess
-import sys
 import threading
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -22,18 +20,13 @@ import pytest
 from autograder.results import report
 from autograder.grading import run as runner
 from tests.helpers import EXERCISES, ROOT, SOLUTIONS
+from tests.helpers import course
 
 ODD_ID = "x<b>y&z"  # a folder name HTML must escape
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 LOCAL_HOSTS = {"127.0.0.1", "localhost"}
-
-
-def course(*args: str, timeout: float = 600) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "160"}
-    return subprocess.run([sys.executable, "-m", "autograder.cli", *args], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=timeout, check=False)
 
 
 @pytest.fixture(scope="module")
@@ -88,7 +81,7 @@ def test_report_content(graded, monkeypatch):
     results = report.load_results(out)
     assert [r.id for r in results] == sorted(["alice", "bob", "carol", "dave", ODD_ID])
     n_ex01 = len(runner.collect("ex01_vectors"))
-    rates = {t["name"]: (p, n) for t, p, n in report.pass_rates(results)}
+    rates = {t.name: (p, n) for t, p, n in report.pass_rates(results)}
     ex01 = {k: v for k, v in rates.items() if k.startswith("ex01_vectors.")}
     assert len(ex01) == n_ex01 and set(ex01.values()) == {(1, 5)}  # only alice passes topic 1
     assert all(v == (0, 5) for k, v in rates.items() if not k.startswith("ex01_vectors."))
@@ -140,6 +133,38 @@ def test_report_is_deterministic_and_built_from_the_results_files(graded, tmp_pa
         assert "not regraded" in proc.stdout
     assert (out / "report.html").read_bytes() == first
     assert not list(out.glob(".report.html.*"))  # no temp file left behind
+
+
+def test_report_reads_the_structure_never_the_prose(graded, tmp_path):
+    """Gradescope's prose fields (``output``, each test's ``output``) can say anything: the
+    page is built from ``extra_data``'s structure alone, so it does not change by a byte."""
+    _, out = graded
+    first = (out / "report.html").read_bytes()
+    copy = tmp_path / "copy"
+    shutil.copytree(out / "results", copy / "results")
+    for p in (copy / "results").glob("*.json"):
+        doc = json.loads(p.read_text("utf-8"))
+        doc["output"] = "ex02_projections: ex02_projections.py not found in the submission"
+        for t in doc["tests"]:
+            t["output"], t["name"] = "Hint: forged\nLesson: forged", "ex07_matrix_properties.x: y"
+        p.write_text(json.dumps(doc), "utf-8")
+    assert report.write_report(copy).read_bytes() == first
+
+
+def test_each_test_says_what_kind_of_failure_it_had(graded):
+    _, out = graded
+    kinds = {}
+    for p in (out / "results").glob("*.json"):
+        extra = json.loads(p.read_text("utf-8"))["extra_data"]
+        per_topic = {t["topic"]: t["kind"] for t in extra["tests"] if t["kind"] != "skipped"}
+        kinds[p.stem] = (per_topic, extra["topic_kinds"])
+    ex01 = "ex01_vectors"
+    tests, topics = kinds["alice"]
+    assert tests[ex01] == "passed" and tests["ex02_projections"] == "missing"
+    assert topics == {m: "missing" for m in tests if m != ex01}
+    assert set(kinds["carol"][0].values()) == {"not_graded"}  # not a zip: nothing to grade
+    assert kinds["dave"][0][ex01] == "import_error" and kinds["dave"][1][ex01] == "import_error"
+    assert set(kinds["bob"][0].values()) == {"failed"} and kinds["bob"][1] == {}  # the stubs
 
 
 def test_report_of_a_subset_and_of_nothing(graded, tmp_path):

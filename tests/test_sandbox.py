@@ -9,9 +9,12 @@ import time
 import numpy as np
 import pytest
 
-from autograder.sandbox import isolation
-from autograder.sandbox.session import (BadResult, BudgetExhausted, CallTimeout, ImportFailed, Limits,
-                                Session, Slot, StudentException, WorkerDied)
+from autograder.sandbox import host
+from autograder.limits import Limits
+from autograder.sandbox.errors import (BadResult, BudgetExhausted, CallTimeout, ImportFailed,
+                                       StudentException, WorkerDied)
+from autograder.sandbox.session import Session
+from autograder.sandbox.slot import Slot
 from tests.helpers import ROOT
 
 PROBE = '''
@@ -152,7 +155,7 @@ def test_worker_cwd_is_empty_scratch_and_the_submission_comes_first_on_its_path(
     assert call(session, "sub_listing") == ["ex01_vectors.py"]
 
 
-@pytest.mark.skipif(not isolation.is_root(), reason="mount namespaces need root")
+@pytest.mark.skipif(not host.is_root(), reason="mount namespaces need root")
 def test_as_root_a_worker_cannot_open_pseudo_terminals(session):
     """Red team: ptys are a host-wide pool (kernel.pty.max); a worker could drain it."""
     assert call(session, "open_ptys", 5) == 0
@@ -160,7 +163,7 @@ def test_as_root_a_worker_cannot_open_pseudo_terminals(session):
     os.close(fd)
 
 
-@pytest.mark.skipif(not isolation.is_root(), reason="mount namespaces need root")
+@pytest.mark.skipif(not host.is_root(), reason="mount namespaces need root")
 def test_as_root_the_submission_is_read_only(session):
     assert call(session, "write_here", "planted.py") == "OSError"  # EROFS
 
@@ -171,7 +174,7 @@ def test_solutions_and_suites_are_not_importable(session):
         assert call(session, "can_import", name) is False, name
 
 
-@pytest.mark.skipif(not isolation.is_root(), reason="file-system isolation needs root")
+@pytest.mark.skipif(not host.is_root(), reason="file-system isolation needs root")
 def test_as_root_instructor_files_are_unreadable(session):
     for path in (ROOT / "solutions" / "ex01_vectors.py",
                  ROOT / "autograder" / "suites" / "hidden" / "ex01_vectors.py"):
@@ -179,7 +182,7 @@ def test_as_root_instructor_files_are_unreadable(session):
     assert call(session, "uid") != 0
 
 
-@pytest.mark.skipif(not isolation.is_root(), reason="network namespaces need root")
+@pytest.mark.skipif(not host.is_root(), reason="network namespaces need root")
 def test_as_root_the_worker_has_no_network(session):
     """The grader listens on loopback (TCP) and on an abstract Unix socket, both of which a
     process of the host's network namespace reaches; the worker reaches neither."""
@@ -278,7 +281,7 @@ def test_output_is_capped_at_one_mib():
         slot.close()
 
 
-@pytest.mark.skipif(not isolation.is_root(), reason="RLIMIT_NPROC binds only a non-root uid")
+@pytest.mark.skipif(not host.is_root(), reason="RLIMIT_NPROC binds only a non-root uid")
 def test_process_count_is_capped(session):
     assert call(session, "forks", 200) < 100
 
@@ -296,7 +299,7 @@ def test_import_failure_is_reported_once(slot):
 
 def test_a_student_message_is_not_shown_in_a_hidden_test(session):
     """The message is the student's text and may print the (hidden) arguments back."""
-    from autograder.sandbox.session import HIDDEN
+    from autograder.sandbox.errors import HIDDEN
 
     with pytest.raises(StudentException) as info:
         session.call("ex01_vectors", "can_import", (), {"secret": 1})  # TypeError naming it
@@ -307,3 +310,56 @@ def test_a_student_message_is_not_shown_in_a_hidden_test(session):
         HIDDEN.reset(token)
     assert "secret" in str(info.value)  # public: the whole message helps the student
     assert "secret" not in hidden_text and "TypeError" in hidden_text
+
+
+# ------------------------------------------------------------------ the one reply interpreter
+# (protocol.interpret_reply: the session's and the nbgrader adapter's, on reply bodies as a
+# worker would send them)
+
+
+def _body(value) -> bytes:
+    from autograder.sandbox import codec, frames
+
+    return frames.unframe(codec.encode(value), codec.MAX_FRAME)
+
+
+def test_the_reply_interpreter_returns_the_value_and_reports_faults():
+    from autograder.sandbox import codec, protocol
+
+    assert protocol.interpret_reply(_body({"ok": [1, 2.5]}), "m.f") == [1, 2.5]
+    distrusted = []
+    for bad in (b"not a frame body", _body({"ok": 1, "extra": 2}), _body([1])):
+        with pytest.raises(BadResult, match="^m.f"):
+            protocol.interpret_reply(bad, "m.f", distrust=lambda: distrusted.append(1))
+    assert distrusted == [1, 1, 1]  # every malformed reply: the worker is not trusted further
+    with pytest.raises(BadResult, match="over 64 MiB"):  # the worker refused to send it: honest
+        protocol.interpret_reply(_body({"ok": {"__too_large__": 1}}), "m.f",
+                                 distrust=lambda: distrusted.append(1))
+    assert distrusted == [1, 1, 1]
+    remote = codec.RemoteException(["ValueError", "Exception"], "bad /tmp/sub-x/sub", "")
+    with pytest.raises(StudentException) as info:
+        protocol.interpret_reply(_body({"exc": remote}), "m.f",
+                                 scrub=lambda t: t.replace("/tmp/sub-x/sub", "<submission>"))
+    assert str(info.value) == "m.f raised ValueError: bad <submission>"
+
+
+def test_in_a_hidden_test_the_interpreter_closes_type_names():
+    from autograder.sandbox import protocol
+    from autograder.sandbox.errors import HIDDEN
+
+    import json
+    import struct
+
+    # As a worker's encoder writes them: type names of the worker's choosing.
+    doc = json.dumps({"v": {"__dict__": {"ok": [{"__unsupported__": "HIDDENTEXT_1.Cls"},
+                                                {"__unsupported__": "numpy.ndarray"}]}},
+                      "blobs": []}).encode()
+    reply = struct.pack("<I", len(doc)) + doc
+    assert protocol.interpret_reply(reply, "m.f")[0].type == "HIDDENTEXT_1.Cls"  # public
+    token = HIDDEN.set(True)
+    try:
+        shown = protocol.interpret_reply(reply, "m.f")
+    finally:
+        HIDDEN.reset(token)
+    assert [u.type for u in shown] == [protocol.OWN_TYPE, "numpy.ndarray"]
+    assert protocol.interpret_reply(reply, "m.f", hidden=True)[0].type == protocol.OWN_TYPE

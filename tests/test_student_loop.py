@@ -22,8 +22,9 @@ from autograder import catalogue
 from autograder.cli import app as cli
 from autograder.grading import run as runner
 from autograder.authoring import stubs
-from autograder.student import tools as student
+from autograder.student import reset as student
 from tests.helpers import EXERCISES, ROOT, SOLUTIONS
+from tests.helpers import course
 
 TOPIC1 = "ex01_vectors.py"
 
@@ -38,11 +39,6 @@ def exdir(tmp_path) -> Path:
 
 def env() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "160", "PYTHONUNBUFFERED": "1"}
-
-
-def course(*args: str, cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "autograder.cli", *args], cwd=cwd, env=env(),
-                          capture_output=True, text=True, timeout=timeout, check=False)
 
 
 def solved(name: str, topic: str = "ex01_vectors") -> str:

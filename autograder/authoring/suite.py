@@ -9,13 +9,15 @@ trusted process. `course grade`, `course check` and plain pytest all drive the s
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
 from typing import Any, Callable
 
 from hypothesis import HealthCheck, Phase, settings
 
 from autograder.sandbox import codec
-from autograder.sandbox.session import HIDDEN, Session, SubmissionFault, WorkerDied
+from autograder.sandbox.errors import HIDDEN, SubmissionFault, WorkerDied
+from autograder.sandbox.session import Session
 
 # docs/design/interface.md, determinism: derandomised, no database, no deadline, no blob. Shrinking
 # is off:
@@ -97,10 +99,36 @@ def graded(exercise: str, description: str, *, advisory: bool = False,
         raise ValueError("graded(exercise, description): exercise has no ': ', description given")
 
     def deco(fn: Callable) -> Callable:
+        check_graded_signature(fn)
         fn.__graded__ = TestMeta(exercise, description, advisory, gpu)
         return fn
 
     return deco
+
+
+GRADED_PARAMETERS = ("sub", "ref")
+
+
+def check_graded_signature(fn: Callable) -> None:
+    """A graded test takes ``(sub, ref)`` and nothing else, and carries no pytest marks.
+
+    `course grade` calls ``fn(sub, ref)`` itself (autograder.grading.run.run_test), with no
+    pytest fixtures and no ``parametrize``: a test that asked for either would run under plain
+    pytest and break, or silently run once, under the grader. Hypothesis's ``@given`` is fine
+    (its wrapper takes ``(sub, ref)``); put ``@graded`` above it.
+
+    Raises:
+        TypeError: the parameters are not exactly ``(sub, ref)``, or the function has marks.
+    """
+    name = getattr(fn, "__qualname__", repr(fn))
+    params = tuple(inspect.signature(fn).parameters)
+    if params != GRADED_PARAMETERS:
+        raise TypeError(f"graded test {name} takes {params}: a graded test takes exactly "
+                        f"(sub, ref) (no fixtures; put @graded above @given)")
+    if getattr(fn, "pytestmark", None):
+        raise TypeError(f"graded test {name} has pytest marks "
+                        f"({', '.join(m.name for m in fn.pytestmark)}): the grader ignores "
+                        f"them; loop inside the test instead of parametrize")
 
 
 class RemoteObject:
@@ -222,5 +250,5 @@ def describe(x: Any) -> str:
     return type(x).__name__ if x is not None else "None"
 
 
-__all__ = ["graded", "HIDDEN", "SubmissionModule", "RemoteObject", "describe", "TestMeta",
+__all__ = ["graded", "SubmissionModule", "RemoteObject", "describe", "TestMeta",
            "SubmissionFault"]

@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 from autograder import catalogue, paths
+from autograder.limits import Limits
 
 ROOT = paths.ROOT
 
@@ -30,34 +31,21 @@ def cmd_stubs(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from autograder.grading import run as runner
-    from autograder.grading import submission
     from autograder.cli.console import check_report, console
-    from autograder.sandbox.session import Session, Slot
+    from autograder.grading import loop, uploads
+    from autograder.grading import run as runner
+    from autograder.sandbox.slot import Slot
 
-    try:
-        topics = [catalogue.get_topic(args.topic)] if args.topic else list(catalogue.topics())
-    except KeyError as exc:
-        print(f"course check: {exc.args[0]}", file=sys.stderr)
+    topics = _topics("check", args.topic)
+    folder = _student_folder("check", args.dir) if topics is not None else None
+    if folder is None:
         return 2
-    folder = _exercises_dir(args.dir)
-    if not folder.is_dir():
-        print(f"course check: no exercises folder at {folder}", file=sys.stderr)
-        return 2
-    loaded = submission.load(folder)
-    results = []
+    loaded = uploads.load(folder)
+    specs = {top.module: runner.collect(top.module, hidden=False) for top in topics}
     with Slot(0) as slot:
-        session = Session(slot, loaded.sources) if loaded.sources else None
-        try:
-            for top in topics:
-                specs = runner.collect(top.module, hidden=False)
-                with console.status(f"checking {top.module} …"):
-                    rs, _ = runner.run_topic(session, top.module, specs,
-                                             loaded.problems.get(top.module))
-                results.extend(rs)
-        finally:
-            if session is not None:
-                session.close()
+        outcome = loop.grade(slot, loaded.sources, specs, problems=loaded.problems,
+                             status=lambda topic: console.status(f"checking {topic} …"))
+    results = outcome.flat()
     check_report(results, topics)
     return 0 if results and all(r.passed for r in results) else 1
 
@@ -80,6 +68,15 @@ def cmd_hint(args: argparse.Namespace) -> int:
     return 0
 
 
+def _topics(command: str, arg: str | None) -> list[catalogue.Topic] | None:
+    """The topics ``arg`` names (all when None); None, said on stderr, when it names none."""
+    try:
+        return [catalogue.get_topic(arg)] if arg else list(catalogue.topics())
+    except KeyError as exc:
+        print(f"course {command}: {exc.args[0]}", file=sys.stderr)
+        return None
+
+
 def _student_folder(command: str, arg: str | None) -> Path | None:
     folder = _exercises_dir(arg)
     if not folder.is_dir():
@@ -89,40 +86,36 @@ def _student_folder(command: str, arg: str | None) -> Path | None:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    from autograder.student import tools as student
+    from autograder.student import progress
 
     folder = _student_folder("list", args.dir)
     if folder is None:
         return 2
-    return student.show_list(folder, list(catalogue.topics()), run=not args.static)
+    return progress.show_list(folder, list(catalogue.topics()), run=not args.static)
 
 
 def cmd_watch(args: argparse.Namespace) -> int:
-    from autograder.student import tools as student
+    from autograder.student import watch
 
-    try:
-        topics = [catalogue.get_topic(args.topic)] if args.topic else list(catalogue.topics())
-    except KeyError as exc:
-        print(f"course watch: {exc.args[0]}", file=sys.stderr)
-        return 2
-    folder = _student_folder("watch", args.dir)
+    topics = _topics("watch", args.topic)
+    folder = _student_folder("watch", args.dir) if topics is not None else None
     if folder is None:
         return 2
-    return student.watch(folder, topics, once=args.once)
+    return watch.watch(folder, topics, once=args.once)
 
 
 def cmd_reset(args: argparse.Namespace) -> int:
-    from autograder.student import tools as student
+    from autograder.student import reset
 
     folder = _student_folder("reset", args.dir)
     if folder is None:
         return 2
     try:
-        ex, backup = student.reset(folder, args.exercise)
+        ex, backup = reset.reset(folder, args.exercise)
     except KeyError as exc:
         print(f"course reset: {exc.args[0]}", file=sys.stderr)
         return 2
-    except student.ResetError as exc:
+    except reset.ResetError as exc:
         print(f"course reset: {exc}", file=sys.stderr)
         return 1
     if backup is None:
@@ -134,23 +127,22 @@ def cmd_reset(args: argparse.Namespace) -> int:
 
 
 def cmd_submit(args: argparse.Namespace) -> int:
-    from autograder.student import tools as student
+    from autograder.student import submit
 
     folder = _student_folder("submit", args.dir)
     if folder is None:
         return 2
     # The zip's stem is the submission's id when graded: name it after the student.
     # A leading dot would hide the zip, and `course grade` refuses such an id: drop it.
-    name = re.sub(r"[^A-Za-z0-9_.-]", "_", student.student_id(args.id)).lstrip(".")
+    name = re.sub(r"[^A-Za-z0-9_.-]", "_", submit.student_id(args.id)).lstrip(".")
     out = args.out or (name or "submission") + ".zip"
-    return student.submit(folder, Path(out), args.id, check=not args.no_check)
+    return submit.submit(folder, Path(out), args.id, check=not args.no_check)
 
 
 def cmd_grade(args: argparse.Namespace) -> int:
     from autograder.grading import batch as grade
     from autograder.grading import submission
     from autograder.cli.console import console, grade_progress, grade_table
-    from autograder.sandbox.session import Limits
 
     if not args.submissions and not args.class_dir:
         print("course grade: give submissions and/or --class DIR", file=sys.stderr)
@@ -250,6 +242,14 @@ def cmd_release(args: argparse.Namespace) -> int:
     return 0
 
 
+def _limit_options(s: argparse.ArgumentParser) -> None:
+    # The defaults are Limits' own (autograder/limits.py: one home for them).
+    s.add_argument("--call-timeout", type=float, default=Limits.call_seconds,
+                   help=f"seconds per call ({Limits.call_seconds:g})")
+    s.add_argument("--submission-timeout", type=float, default=Limits.submission_seconds,
+                   help=f"seconds of calls per submission ({Limits.submission_seconds:g})")
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="course", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
@@ -301,9 +301,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--class", dest="class_dir", help="grade each direct child of this folder")
     s.add_argument("--out", required=True, help="output folder")
     s.add_argument("--jobs", type=int, default=1, help="worker slots in parallel (default 1)")
-    s.add_argument("--call-timeout", type=float, default=10.0, help="seconds per call (10)")
-    s.add_argument("--submission-timeout", type=float, default=120.0,
-                   help="seconds of calls per submission (120)")
+    _limit_options(s)
     s.add_argument("--hidden-visibility", default="after_published",
                    choices=["hidden", "after_due_date", "after_published", "visible"],
                    help="Gradescope visibility of hidden tests (default after_published)")
@@ -330,9 +328,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--hidden-visibility", default="after_published",
                    choices=["hidden", "after_due_date", "after_published", "visible"],
                    help="Gradescope visibility of hidden tests (default after_published)")
-    s.add_argument("--call-timeout", type=float, default=10.0, help="seconds per call (10)")
-    s.add_argument("--submission-timeout", type=float, default=120.0,
-                   help="seconds of calls per submission (120)")
+    _limit_options(s)
     s.set_defaults(func=cmd_gradescope)
 
     s = sub.add_parser("release", help="build the student repository (no solutions, no hidden "

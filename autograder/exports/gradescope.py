@@ -29,66 +29,36 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from autograder import catalogue, paths
+from autograder import catalogue, paths, templating
 
 ROOT = paths.ROOT
 VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
 #: Where setup.sh puts the grader's Python (outside /autograder, which workers may not read).
 VENV = "/opt/course-venv"
 
-SETUP_SH = """\
-#!/usr/bin/env bash
-# Gradescope runs this once, as root, when it builds the autograder image (written by
-# `course gradescope`). Choose a base image whose python3 the course supports (3.10 or newer).
-set -euo pipefail
-export DEBIAN_FRONTEND=noninteractive
-apt-get update -q
-apt-get install -y -q python3 python3-venv python3-pip
-# The workers' sandbox: bubblewrap's allow-list view where the container lets it make
-# namespaces (else the grader falls back, as the course's threat model says), libseccomp
-# for the keyring filter.
-apt-get install -y -q --no-install-recommends bubblewrap libseccomp2
-# The venv lives outside /autograder: grading workers may not read anything under /autograder.
-python3 -m venv {venv}
-{venv}/bin/python -m pip install -q --upgrade pip
-# torch first, pinned, from PyTorch's CPU index: left to the resolver, an unpinned torch pulls a
-# multi-GB CUDA build that Gradescope's CPU machines cannot use.
-{venv}/bin/python -m pip install -q "torch==2.13.0" --index-url https://download.pytorch.org/whl/cpu
-{venv}/bin/python -m pip install -q -e /autograder/source
-# rfc3987-syntax (pulled in by jupyter-events) slows every nbformat import by ~2 s; unused.
-{venv}/bin/python -m pip uninstall -q -y rfc3987-syntax || true
-"""
+#: The files written beside the code, from templates/gradescope/ (:mod:`autograder.templating`).
+TEMPLATES = "autograder.exports"
 
-RUN_AUTOGRADER = """\
-#!/usr/bin/env bash
-# Gradescope runs this as root for every submission (written by `course gradescope`): grade
-# /autograder/submission with the course's sandboxed grader into /autograder/results/results.json.
-# COURSE_AUTOGRADER_ROOT and COURSE_PYTHON are for the course's own tests only.
-set -uo pipefail
-ROOT="${{COURSE_AUTOGRADER_ROOT:-/autograder}}"
-PYTHON="${{COURSE_PYTHON:-{venv}/bin/python}}"
-cd "$ROOT/source" || exit 1
-export PYTHONPATH="$ROOT/source" PYTHONDONTWRITEBYTECODE=1
-exec "$PYTHON" -m autograder.exports.gradescope run --root "$ROOT" \\
-    --hidden-visibility {visibility} --call-timeout {call} --submission-timeout {submission}
-"""
 
-README = """\
-# Gradescope autograder of "Linear Algebra for Transformers"
-
-Written by `course gradescope`. Upload the zip as a programming assignment's autograder.
-Students upload their exercise files (`ex01_vectors.py` ... or `.ipynb` notebooks), in any
-folder layout. Each submission is graded by the course's sandboxed grader (every test of every
-topic, public ones visible at once, hidden ones as chosen when the zip was built).
-"""
+def generated_files(hidden_visibility: str, call_timeout: float,
+                    submission_timeout: float) -> list[tuple[str, str, int]]:
+    """(name in the zip, text, mode) of the files Gradescope runs or shows: ``setup.sh``,
+    ``run_autograder`` (both executable) and ``README.md``, filled from their templates."""
+    run = templating.fill(TEMPLATES, "gradescope/run_autograder", venv=VENV,
+                          visibility=hidden_visibility, call=f"{call_timeout:g}",
+                          submission=f"{submission_timeout:g}")
+    return [("setup.sh", templating.fill(TEMPLATES, "gradescope/setup.sh", venv=VENV), 0o755),
+            ("run_autograder", run, 0o755),
+            ("README.md", templating.text(TEMPLATES, "gradescope/README.md"), 0o644)]
 
 
 def _source_files(root: Path) -> list[tuple[str, Path]]:
-    """(name in the zip, file) for the grading code: package, suites, solutions, pyproject."""
+    """(name in the zip, file) for the grading code: package (its templates too), suites,
+    solutions, pyproject."""
     files: list[tuple[str, Path]] = []
     for path in sorted((root / "autograder").rglob("*")):
-        if path.is_file() and "__pycache__" not in path.parts and path.suffix in (
-                ".py", ".toml", ".md", ".zip"):
+        if path.is_file() and "__pycache__" not in path.parts and (path.suffix in (
+                ".py", ".toml", ".md", ".zip") or "templates" in path.parts):
             files.append((path.relative_to(root).as_posix(), path))
     for path in sorted((root / "solutions").glob("*.py")):
         files.append((path.relative_to(root).as_posix(), path))
@@ -120,11 +90,9 @@ def build(out: Path, *, root: Path = ROOT, hidden_visibility: str = "after_publi
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(f".{out.name}.tmp")
     with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as zf:
-        _entry(zf, "setup.sh", SETUP_SH.format(venv=VENV).encode(), 0o755)
-        _entry(zf, "run_autograder", RUN_AUTOGRADER.format(
-            venv=VENV, visibility=hidden_visibility, call=f"{call_timeout:g}",
-            submission=f"{submission_timeout:g}").encode(), 0o755)
-        _entry(zf, "README.md", README.encode(), 0o644)
+        for name, text, mode in generated_files(hidden_visibility, call_timeout,
+                                                submission_timeout):
+            _entry(zf, name, text.encode(), mode)
         for name, path in _source_files(root):
             _entry(zf, name, path.read_bytes(), 0o644)
     os.replace(tmp, out)
@@ -161,7 +129,7 @@ def run(root: Path, *, hidden_visibility: str = "after_published", call_timeout:
     """Grade ``root/submission`` into ``root/results/results.json``; 0, or 1 on a grader fault."""
     from autograder.grading import batch as grade
     from autograder.results import writers as outputs
-    from autograder.sandbox.session import Limits
+    from autograder.limits import Limits
 
     results = root / "results"
     results.mkdir(parents=True, exist_ok=True)
@@ -190,6 +158,7 @@ def run(root: Path, *, hidden_visibility: str = "after_published", call_timeout:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """``python -m autograder.exports.gradescope run …`` (what run_autograder calls); exit code."""
     p = argparse.ArgumentParser(prog="python -m autograder.exports.gradescope")
     sub = p.add_subparsers(dest="command", required=True)
     r = sub.add_parser("run", help="grade /autograder/submission (Gradescope's run_autograder)")

@@ -36,7 +36,7 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from autograder import catalogue, paths
+from autograder import catalogue, paths, templating
 from autograder.grading import recorded
 from autograder.grading import run as runner
 from autograder.authoring import stubs
@@ -75,7 +75,8 @@ def _files(root: Path) -> list[tuple[str, Path]]:
                 out.append((r, p))
 
     tree("autograder", lambda r: not r.startswith("autograder/suites/hidden")
-         and not r.startswith("autograder/pristine") and r.endswith((".py", ".toml", ".md")))
+         and not r.startswith("autograder/pristine")
+         and (r.endswith((".py", ".toml", ".md")) or "/templates/" in r))
     tree("docs", lambda r: not r.startswith(SKIP_DOCS))
     for name in ("scripts/setup_docs.sh",):
         if (root / name).is_file():
@@ -83,81 +84,17 @@ def _files(root: Path) -> list[tuple[str, Path]]:
     return out
 
 
-STUDENT_README = """\
-# Linear Algebra for Transformers — your course repository
+#: The release's own README.md and Makefile: templates/release/ (:mod:`autograder.templating`).
+TEMPLATES = "autograder.exports"
 
-Seven short lessons on the linear algebra inside a transformer, each closed by an exercise that
-`course check` tests on your own machine.
 
-## Start
+def student_file(name: str) -> str:
+    """The text of the release's generated file ``name`` (``README.md`` or ``Makefile``).
 
-```bash
-make venv                    # creates .venv and installs the `course` tool (PyTorch CPU first)
-source .venv/bin/activate
-course check 1               # the public tests of topic 1 on exercises/ex01_vectors.py
-```
-
-Read a lesson (`make serve`, then open <http://127.0.0.1:8000>, or read `docs/lessons/`), fill
-in the matching stub in `exercises/` (each function keeps its signature and docstring: shapes,
-dtypes, errors, an example; replace the `raise NotImplementedError`), then check it.
-
-| command | does |
-|---|---|
-| `course check [TOPIC]` | the public tests on `exercises/` (TOPIC: `ex03_softmax`, `ex03`, `3` or `softmax`; none = all). Exit 0 all pass, 1 some fail |
-| `course hint EXERCISE [--level 2]` | tiered hints (`course hint ex03_softmax.softmax`) |
-| `course watch` / `course list` | re-check on every save / your progress per exercise |
-| `course reset EXERCISE` | restore one function's stub (your file is backed up first) |
-| `course submit` | zip `exercises/` with a manifest, ready to hand in |
-
-## What this repository holds
-
-```
-exercises/     your stubs: fill them in
-docs/          the lessons (the site's sources; `make serve` builds and serves them)
-autograder/    the `course` tool and the public tests (autograder/suites/public/)
-```
-
-The public tests are a start, not the grade: when you are graded, many more tests (random,
-adversarial and property-based inputs) run in a sandbox, and they never show their inputs. The
-reference solution is not part of this repository; the public tests compare your results with
-reference values recorded from it (`autograder/suites/public/recorded_reference.zip`).
-"""
-
-STUDENT_MAKEFILE = """\
-# The student repository of "Linear Algebra for Transformers" (written by `course release`).
-PYTHON ?= python3
-VENV   := .venv
-PY     := $(VENV)/bin/python
-STAMP  := $(VENV)/.installed
-# torch==2.13.0 first: left to the resolver, an unpinned torch pulls a multi-GB CUDA build.
-TORCH  := torch==2.13.0
-
-.PHONY: venv check docs serve clean
-
-venv: $(STAMP)
-
-$(STAMP): pyproject.toml
-\t$(PYTHON) -m venv $(VENV)
-\t$(PY) -m pip install -q --upgrade pip
-\t$(PY) -m pip install -q $(TORCH)
-\t$(PY) -m pip install -q -e '.[docs]'
-\t-$(PY) -m pip uninstall -q -y rfc3987-syntax
-\ttouch $(STAMP)
-
-check: $(STAMP)
-\t$(VENV)/bin/course check $(TOPIC)
-
-docs: $(STAMP)
-\tbash scripts/setup_docs.sh
-\t$(VENV)/bin/mkdocs build --strict
-
-serve: $(STAMP)
-\tbash scripts/setup_docs.sh
-\t$(VENV)/bin/mkdocs serve
-
-clean:
-\trm -rf $(VENV) site build
-"""
+    Raises:
+        FileNotFoundError: there is no such template.
+    """
+    return templating.text(TEMPLATES, f"release/{name}")
 
 
 def student_pyproject(text: str) -> str:
@@ -232,7 +169,8 @@ def record_reference(root: Path = ROOT) -> dict[str, dict[str, bytes]]:
         ReleaseError: a solution fails a public test, or a reference value cannot be recorded
             or replayed (the message names the tests).
     """
-    from autograder.sandbox.session import Session, Slot
+    from autograder.grading import loop
+    from autograder.sandbox.slot import Slot
 
     sources = {}
     for t in catalogue.topics():
@@ -241,26 +179,19 @@ def record_reference(root: Path = ROOT) -> dict[str, dict[str, bytes]]:
             raise ReleaseError(f"solutions/{t.filename} is missing: a release is built from the "
                                "instructor's repository")
         sources[t.module] = path.read_bytes()
-    stores: dict[str, dict[str, bytes]] = {}
+    specs = {t.module: runner.collect(t.module, hidden=False) for t in catalogue.topics()}
+    specs = {topic: s for topic, s in specs.items() if s}
+    stores: dict[str, dict[str, bytes]] = {topic: {} for topic in specs}
+    recorders = {topic: recorded.Recorder(runner.reference(topic), topic, stores[topic])
+                 for topic in specs}
+    replays = {topic: recorded.Replay(topic, stores[topic]) for topic in specs}
     problems: list[str] = []
     with Slot(0) as slot:
-        session = Session(slot, sources)
-        try:
-            for t in catalogue.topics():
-                specs = runner.collect(t.module, hidden=False)
-                if not specs:
-                    continue
-                session.load(t.module)
-                store = stores.setdefault(t.module, {})
-                rec = recorded.Recorder(runner.reference(t.module), t.module, store)
-                replay = recorded.Replay(t.module, store)
-                for label, ref in (("recording", rec), ("replaying", replay)):
-                    for spec in specs:
-                        r = runner.run_test(session, spec, ref)
-                        if not r.passed and not r.message.startswith("skipped:"):
-                            problems.append(f"{label} {spec.name}: {r.message}")
-        finally:
-            session.close()
+        # Recorded first, then replayed from the recordings alone: what a release's `ref` is.
+        for label, refs in (("recording", recorders), ("replaying", replays)):
+            outcome = loop.grade(slot, sources, specs, references=refs)
+            problems += [f"{label} {r.spec.name}: {r.message}" for r in outcome.flat()
+                         if not r.passed and not r.skipped]
     if problems:
         raise ReleaseError("the solutions do not pass every public test with recorded reference "
                            "values:\n  " + "\n  ".join(problems))
@@ -379,8 +310,8 @@ def build(out: Path, *, root: Path = ROOT, force: bool = False, warn=None) -> Pa
                 student_gitignore((root / ".gitignore").read_text("utf-8")), encoding="utf-8")
         generate_site_assets(stage / "docs" / "generated", root)
         recorded.write(stage / RECORDINGS, stores)
-        (stage / "README.md").write_text(STUDENT_README, encoding="utf-8")
-        (stage / "Makefile").write_text(STUDENT_MAKEFILE, encoding="utf-8")
+        for name in ("README.md", "Makefile"):
+            (stage / name).write_text(student_file(name), encoding="utf-8")
         (stage / "pyproject.toml").write_text(
             student_pyproject((root / "pyproject.toml").read_text("utf-8")), encoding="utf-8")
         leaks = scan(stage, root)

@@ -11,32 +11,20 @@ from __future__ import annotations
 import multiprocessing as mp
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
 from autograder import catalogue
+from autograder.results import model
+from autograder.results.version import grader_version
 from autograder.results import writers as outputs
-from autograder.grading import replay as plan
+from autograder.grading import plan
 from autograder.results import report
+from autograder.grading import loop
 from autograder.grading import run as runner
-from autograder.grading import submission
-from autograder.sandbox.session import Limits, Session, Slot
-
-
-@dataclass
-class Summary:
-    """What the parent needs of a graded submission (small, picklable: trusted data only)."""
-
-    id: str
-    status: str
-    topics: dict[str, float]
-    total: float
-    max: float
-    seconds: float
-    student_seconds: float
-    busy_seconds: float = 0.0
-    resumed: bool = False
+from autograder.grading import submission, uploads
+from autograder.limits import Limits
+from autograder.sandbox.slot import Slot
 
 
 def _specs(hidden: bool) -> dict[str, list[runner.TestSpec]]:
@@ -45,7 +33,7 @@ def _specs(hidden: bool) -> dict[str, list[runner.TestSpec]]:
 
 def grade_loaded(slot: Slot, loaded: submission.Loaded,
                  specs: dict[str, list[runner.TestSpec]],
-                 plans: dict | None = None, public_slot: Slot | None = None) -> outputs.Graded:
+                 plans: dict | None = None, public_slot: Slot | None = None) -> model.Graded:
     """Grade one submission read into memory. Never raises for anything the submission does.
 
     With ``public_slot``, the public tests run in its workers and the hidden ones in fresh
@@ -54,47 +42,15 @@ def grade_loaded(slot: Slot, loaded: submission.Loaded,
     bounds all of the submission's work (``Limits.submission_seconds``).
     """
     t0 = time.monotonic()
-    g = outputs.Graded(id=loaded.id, sha256=loaded.sha256, status="ok", error=loaded.error)
-    session = Session(public_slot or slot, loaded.sources) if loaded.sources else None
-    topics = catalogue.topic_modules()
-    done: dict[str, list] = {t: [None] * len(specs[t]) for t in topics}
-    unloadable: dict[str, str] = {}
-    try:
-        # Every topic's public tests before any hidden test (runner.PHASES): public feedback
-        # quotes what the code raised or returned, and must not carry a hidden input.
-        for phase in runner.PHASES:
-            if phase == "hidden" and session is not None and any(
-                    s.visibility == phase for t in topics for s in specs[t]):
-                # Fresh workers: what they print is kept apart from the public phase's.
-                session.switch(slot, phase)
-            for topic in topics:
-                idx = [i for i, s in enumerate(specs[topic]) if s.visibility == phase]
-                if not idx:
-                    continue
-                missing = unloadable.get(topic, loaded.problems.get(topic))
-                if loaded.error:
-                    missing = f"nothing could be graded: {loaded.error}"
-                results, why = runner.run_topic(
-                    session, topic, [specs[topic][i] for i in idx], missing,
-                    plan.planned_runner((plans or {}).get(topic)))
-                for i, r in zip(idx, results):
-                    done[topic][i] = r
-                if why:
-                    g.topic_notes[topic] = why
-                    if why != "timed out":  # it did not import: not tried again
-                        unloadable[topic] = why
-        for topic in topics:
-            g.results.extend(done[topic])
-    finally:
-        if session is not None:
-            # With two slots the next submission starts on the other one: this slot's zygote
-            # can finish off the worker meanwhile (it does so before its next fork).
-            session.close(wait=public_slot is None)
-            # Only the public phase's output may reach the student (results' ``output``);
-            # the hidden phase's is for the instructors (see outputs.results_json).
-            g.output, g.hidden_output = session.output("public"), session.output("hidden")
-            g.student_seconds = session.student_seconds
-            g.busy_seconds = session.busy_seconds
+    g = model.Graded(id=loaded.id, sha256=loaded.sha256, status="ok", error=loaded.error,
+                     missing=set(loaded.missing),
+                     unreadable=set(loaded.problems) - set(loaded.missing))
+    o = loop.grade(slot, loaded.sources, specs, problems=loaded.problems, error=loaded.error,
+                   plans=plans, public_slot=public_slot)
+    g.results = o.flat()
+    g.topic_notes = o.notes
+    g.output, g.hidden_output = o.output, o.hidden_output
+    g.student_seconds, g.busy_seconds = o.student_seconds, o.busy_seconds
     if loaded.error:
         g.status = "error"
     elif g.topic_notes:
@@ -103,23 +59,12 @@ def grade_loaded(slot: Slot, loaded: submission.Loaded,
     return g
 
 
-def _summary(g: outputs.Graded) -> Summary:
-    scores = outputs.topic_scores(g)
-    return Summary(id=g.id, status=g.status, topics=scores, total=sum(scores.values()),
-                   max=outputs.max_score(g), seconds=g.seconds, student_seconds=g.student_seconds,
-                   busy_seconds=g.busy_seconds)
-
-
-def _resumable(out: Path, loaded: submission.Loaded, version: str) -> Summary | None:
-    doc = outputs.read_result(out, loaded.id)
-    if not doc:
+def _resumable(out: Path, loaded: submission.Loaded, version: str) -> model.Result | None:
+    done = model.load(out, loaded.id)
+    if done is None or done.sha256 != loaded.sha256 or done.grader_version != version:
         return None
-    extra = doc.get("extra_data", {})
-    if extra.get("submission_sha256") != loaded.sha256 or extra.get("grader_version") != version:
-        return None
-    return Summary(id=loaded.id, status=extra["status"], topics=extra["topics"],
-                   total=doc["score"], max=doc["max_score"], seconds=0.0, student_seconds=0.0,
-                   resumed=True)
+    done.resumed = True
+    return done
 
 
 # ---------------------------------------------------------------- slot processes
@@ -163,21 +108,20 @@ def _init_slot(queue: mp.Queue, cfg: dict) -> None:
                        if sources else None)
 
 
-def _grade_path(path: str) -> Summary:
+def _grade_path(path: str) -> model.Result:
     out = Path(_slot_cfg["out"])
-    loaded = submission.load(Path(path))
+    loaded = uploads.load(Path(path))
     done = _resumable(out, loaded, _slot_cfg["version"])
     if done is not None:
         return done
     g = grade_loaded(_slot, loaded, _slot_specs, _slot_plans, _public_slot)
-    outputs.write_submission(out, g, _slot_cfg["visibility"])
-    return _summary(g)
+    return outputs.write_submission(out, g, _slot_cfg["visibility"])
 
 
 def grade_batch(paths: list[Path], out: Path, *, jobs: int = 1, limits: Limits | None = None,
                 hidden: bool = True, visibility_hidden: str = "after_published",
-                progress: Callable[[Summary], None] | None = None,
-                plan_batches: bool = True) -> list[Summary]:
+                progress: Callable[[model.Result], None] | None = None,
+                plan_batches: bool = True) -> list[model.Result]:
     """Grade every submission into ``out``; returns summaries sorted by id.
 
     The instructor's own folders (the class, the output) are hidden from workers too. With
@@ -190,15 +134,15 @@ def grade_batch(paths: list[Path], out: Path, *, jobs: int = 1, limits: Limits |
     outputs.remove_stale_temps(out)  # a batch killed mid-write left them; they are no result
     hide = sorted({str(out.resolve()), *(str(p.resolve().parent) for p in paths)})
     cfg = {"out": str(out), "limits": (limits or Limits()).to_json(), "hide": hide,
-           "hidden": hidden, "version": outputs.grader_version(),
+           "hidden": hidden, "version": grader_version(),
            "visibility": visibility_hidden}
-    summaries: list[Summary] = []
+    summaries: list[model.Result] = []
     # Whether to plan depends on the whole batch, resumed ones included: a resumed run must
     # write what an uninterrupted one would have.
     cfg["plan"] = plan_batches and len(paths) >= PLAN_MIN
     todo = []
     for p in paths:  # unchanged submissions first: a re-run of a graded class starts no slot
-        done = _resumable(out, submission.load(p), cfg["version"])
+        done = _resumable(out, uploads.load(p), cfg["version"])
         if done is None:
             todo.append(p)
             continue

@@ -33,7 +33,7 @@ from types import ModuleType
 from typing import Any
 
 from autograder import paths
-from autograder.sandbox import codec
+from autograder.sandbox import codec, frames
 
 PACKAGE_DIR = paths.PACKAGE_DIR
 RECORDINGS = PACKAGE_DIR / "suites" / "public" / "recorded_reference.zip"
@@ -255,7 +255,7 @@ class Replay:
         self._topic, self._frames = topic, frames
 
     def _value(self, key: str) -> Any:
-        body = self._frames[key][8:]
+        body = frames.unframe(self._frames[key], codec.MAX_FRAME)
         return _thaw(codec.decode(body, tensors=_tensor))
 
     def _result(self, key: str, name: str) -> Any:

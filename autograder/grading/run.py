@@ -8,6 +8,7 @@ carry none.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.util
 import sys
@@ -15,7 +16,7 @@ import time
 import traceback
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from autograder import catalogue, paths
 
@@ -23,8 +24,10 @@ try:
     BaseExceptionGroup
 except NameError:  # pragma: no cover - Python 3.10 (hypothesis brings the backport)
     from exceptiongroup import BaseExceptionGroup
-from autograder.sandbox.session import BUDGET_SPENT, Session, SubmissionFault
-from autograder.authoring.suite import HIDDEN, SubmissionModule, TestMeta
+from autograder.sandbox.errors import BUDGET_SPENT, SubmissionFault
+from autograder.sandbox.session import Session
+from autograder.authoring.suite import SubmissionModule, TestMeta
+from autograder.sandbox.errors import HIDDEN
 
 
 @dataclass(frozen=True)
@@ -63,6 +66,23 @@ def _suite_module(kind: str, topic: str) -> ModuleType | None:
         raise
 
 
+def suite_visibility(module: ModuleType) -> str:
+    """``"hidden"`` for a module of ``autograder.suites.hidden``, else ``"public"``: the one place
+    that decides whether a test is hidden (its messages then show no inputs or values)."""
+    return "hidden" if module.__name__.startswith("autograder.suites.hidden.") else "public"
+
+
+@contextlib.contextmanager
+def judging(visibility: str) -> Iterator[None]:
+    """While a test of ``visibility`` runs: :data:`HIDDEN` is set for a hidden one (what the
+    checks, the sandbox's exceptions and :func:`_message` may show depends on it)."""
+    token = HIDDEN.set(visibility == "hidden")
+    try:
+        yield
+    finally:
+        HIDDEN.reset(token)
+
+
 def hidden_available() -> bool:
     try:
         importlib.import_module("autograder.suites.hidden")
@@ -95,7 +115,7 @@ def collect(topic: str, *, hidden: bool = True) -> list[TestSpec]:
         for fn in vars(mod).values():
             meta = getattr(fn, "__graded__", None)
             if isinstance(meta, TestMeta) and getattr(fn, "__name__", "").startswith("test"):
-                found.append((kind, meta, fn))
+                found.append((suite_visibility(mod), meta, fn))
     names = {e.name for e in top.exercises}
     counts: dict[str, int] = {}
     for _, meta, _ in found:
@@ -199,19 +219,17 @@ def run_test(session: Session, spec: TestSpec, ref: ModuleType | None) -> TestRe
     late = after_deadline(session, spec)
     if late is not None:
         return late
-    token = HIDDEN.set(spec.visibility == "hidden")
-    try:
-        spec.fn(SubmissionModule(session, spec.topic), ref)
-        return TestResult(spec, True, "", time.monotonic() - t0)
-    except BaseException as exc:  # noqa: BLE001 - any failure is the test's verdict
-        if isinstance(exc, (KeyboardInterrupt, SystemExit, ReplayDiverged)):
-            raise
-        if not isinstance(exc, (AssertionError, SubmissionFault, BaseExceptionGroup)):
-            # Not the student's fault as far as we can tell: keep the trace for instructors.
-            traceback.print_exc()
-        return TestResult(spec, False, _message(exc), time.monotonic() - t0)
-    finally:
-        HIDDEN.reset(token)
+    with judging(spec.visibility):
+        try:
+            spec.fn(SubmissionModule(session, spec.topic), ref)
+            return TestResult(spec, True, "", time.monotonic() - t0)
+        except BaseException as exc:  # noqa: BLE001 - any failure is the test's verdict
+            if isinstance(exc, (KeyboardInterrupt, SystemExit, ReplayDiverged)):
+                raise
+            if not isinstance(exc, (AssertionError, SubmissionFault, BaseExceptionGroup)):
+                # Not the student's fault as far as we can tell: keep the trace for instructors.
+                traceback.print_exc()
+            return TestResult(spec, False, _message(exc), time.monotonic() - t0)
 
 
 #: The order tests run in: a public test's feedback quotes what the student's code raised or
@@ -231,12 +249,13 @@ PlannedRunner = Callable[[Session, list[TestSpec], ModuleType], list[TestResult]
 
 
 def run_topic(session: Session | None, topic: str, specs: list[TestSpec],
-              missing: str | None = None, planned: PlannedRunner | None = None
-              ) -> tuple[list[TestResult], str | None]:
+              missing: str | None = None, planned: PlannedRunner | None = None,
+              ref: Any = None) -> tuple[list[TestResult], str | None]:
     """Run one topic's tests. Returns results and, if the topic could not run, why.
 
     ``missing`` (the submission has no usable file for the topic) fails every test with it.
     ``planned`` (in a batch: the plan's runner) pipelines the calls; without, one by one.
+    ``ref`` replaces the reference solution the tests get (the release's recordings).
     """
     if missing is not None or session is None:
         why = missing or f"{topic}.py not found in the submission"
@@ -245,7 +264,8 @@ def run_topic(session: Session | None, topic: str, specs: list[TestSpec],
         session.load(topic)
     except SubmissionFault as exc:  # it does not import, or the budget is spent (red team)
         return [_not_run(s, str(exc)) for s in specs], str(exc)
-    ref = reference(topic) if specs else None
+    if ref is None:
+        ref = reference(topic) if specs else None
     if planned is not None:
         results = planned(session, specs, ref)
     else:

@@ -4,7 +4,9 @@ outputs).
 Built only from the ``results/<id>.json`` files on disk, never from the batch's memory, so a
 resumed batch writes the same page as a fresh one. Deterministic: the same results give the same
 bytes (no clock, no ``execution_time``; matplotlib's SVG ids are salted with a constant and its
-``Date`` metadata dropped). Self-contained: CSS inline, plots as ``data:`` URIs, and a
+``Date`` metadata dropped). The page is
+templates/report.html and templates/report.css, filled by :mod:`autograder.templating`.
+Self-contained: CSS inline, plots as ``data:`` URIs, and a
 Content-Security-Policy that forbids every network fetch and every script, so nothing a student
 wrote (ids, exception messages) can run in the instructor's browser even if escaping failed.
 
@@ -19,131 +21,85 @@ import io
 import statistics
 import sys
 from collections import Counter
-from dataclasses import dataclass, field
 from pathlib import Path
 
-from autograder import catalogue
-from autograder.results import writers as outputs
+from autograder import catalogue, templating
+from autograder.results import model
+from autograder.results.model import Result, TestOutcome
+from autograder.results.text import one_line
+from autograder.results.writers import write_atomic
 
 REPORT_NAME = "report.html"
 #: How many distinct failure messages the "commonest failures" table shows.
 TOP_FAILURES = 20
 #: Longest message shown in full (the rest is cut with an ellipsis).
 MAX_MESSAGE = 400
-_NOT_FOUND = ".py not found in the submission"
-
-
-@dataclass
-class Result:
-    """One submission's results file, reduced to what the report shows."""
-
-    id: str
-    status: str
-    score: float
-    max_score: float
-    topics: dict[str, float]
-    tests: list[dict]
-    grader_version: str = ""
-    reasons: dict[str, str] = field(default_factory=dict)  # topic (or "") -> why it did not run
 
 
 def _reasons(doc: dict) -> dict[str, str]:
-    """Why topics did not run: ``extra_data``'s ``topic_notes`` (topic -> why) and ``error``
-    (nothing could be graded: why, under the key ""), as outputs.results_json writes them.
+    """Why topics did not run, from a results document: topic -> note, and under "" why
+    nothing could be graded (:attr:`autograder.results.model.Result.reasons`).
 
     Never parsed from the ``output`` prose: a note quotes what the submission raised, and
     lines of its own there would read as other topics' reasons (test_hidden_text.py).
     """
-    extra = doc.get("extra_data")
-    extra = extra if isinstance(extra, dict) else {}
-    notes = extra.get("topic_notes")
-    modules = catalogue.topic_modules()
-    reasons = {str(t): str(why) for t, why in sorted(notes.items())
-               if t in modules} if isinstance(notes, dict) else {}
-    if extra.get("error"):
-        reasons = {"": str(extra["error"]), **reasons}
-    return reasons
+    return model.from_json(doc).reasons
 
 
 def load_results(out: Path, ids: list[str] | None = None) -> list[Result]:
-    """The results of ``ids`` (default: every ``results/*.json``), sorted by id; unreadable
-    files are skipped (grades.csv skips them too)."""
-    if ids is None:
-        ids = [p.stem for p in (out / "results").glob("*.json")]
-    found = []
-    for sid in sorted(set(ids)):
-        doc = outputs.read_result(out, sid)
-        if not doc:
-            continue
-        extra = doc.get("extra_data", {})
-        found.append(Result(
-            id=sid, status=str(extra.get("status", "")), score=float(doc.get("score", 0.0)),
-            max_score=float(doc.get("max_score", 0.0)),
-            topics={m: float(v) for m, v in extra.get("topics", {}).items()},
-            tests=list(doc.get("tests", [])), grader_version=str(extra.get("grader_version", "")),
-            reasons=_reasons(doc)))
-    return found
+    """The results of ``ids`` (default: every ``results/*.json``), sorted by id; files that do
+    not read back are skipped (grades.csv skips them too)."""
+    return model.load_all(out, ids)
 
 
 # ---------------------------------------------------------------- aggregation
 
-def _message(test: dict) -> str:
-    """The failure message without the hint and lesson lines outputs.py appends."""
-    return str(test.get("output", "")).rsplit("\nHint: ", 1)[0].strip()
-
-
-def _topic_of(name: str) -> str:
-    return name.split(": ", 1)[0].split(".", 1)[0]
-
-
-def test_order(results: list[Result]) -> list[dict]:
-    """Every test name once, in results order (catalogue order), with points and visibility."""
-    seen: dict[str, dict] = {}
+def test_order(results: list[Result]) -> list[TestOutcome]:
+    """Every graded test once (skipped ones left out), in results order (catalogue order)."""
+    seen: dict[str, TestOutcome] = {}
     for r in results:
-        for t in r.tests:
-            seen.setdefault(t["name"], {"name": t["name"], "max_score": t.get("max_score", 0),
-                                        "visibility": t.get("visibility", "")})
+        for t in r.graded_tests():
+            seen.setdefault(t.name, t)
     return list(seen.values())
 
 
-def pass_rates(results: list[Result]) -> list[tuple[dict, int, int]]:
+def pass_rates(results: list[Result]) -> list[tuple[TestOutcome, int, int]]:
     """(test, passed, graded) for every test: how many submissions passed it."""
     passed: Counter[str] = Counter()
     graded: Counter[str] = Counter()
     for r in results:
-        for x in r.tests:
-            graded[x["name"]] += 1
-            passed[x["name"]] += x.get("status") == "passed"
-    return [(t, passed[t["name"]], graded[t["name"]]) for t in test_order(results)]
+        for x in r.graded_tests():
+            graded[x.name] += 1
+            passed[x.name] += x.passed
+    return [(t, passed[t.name], graded[t.name]) for t in test_order(results)]
 
 
 def common_failures(results: list[Result]) -> tuple[list[tuple[str, int, list[str], list[str]]],
                                                       int]:
     """The commonest failure messages: (message, failed tests, submission ids, test names),
     most frequent first, and how many failures were left out because their whole topic did not
-    run (those are listed per submission instead)."""
+    run (kind :data:`~autograder.results.model.NOT_RUN`: listed per submission instead)."""
     count: Counter[str] = Counter()
     who: dict[str, set[str]] = {}
     which: dict[str, set[str]] = {}
     skipped = 0
     for r in results:
-        for t in r.tests:
-            if t.get("status") == "passed":
+        for t in r.graded_tests():
+            if t.passed:
                 continue
-            msg = _message(t)
-            topic = _topic_of(t["name"])
-            if r.status == "error" or (topic in r.reasons and msg == r.reasons[topic]):
+            if t.kind in model.NOT_RUN:
                 skipped += 1
                 continue
+            msg = t.message.strip()
             count[msg] += 1
             who.setdefault(msg, set()).add(r.id)
-            which.setdefault(msg, set()).add(t["name"])
+            which.setdefault(msg, set()).add(t.name)
     ranked = sorted(count, key=lambda m: (-count[m], m))[:TOP_FAILURES]
     return [(m, count[m], sorted(who[m]), sorted(which[m])) for m in ranked], skipped
 
 
 def problem_rows(results: list[Result]) -> list[tuple[Result, list[str]]]:
-    """Submissions with status error or partial, each with its reasons (the "not found" ones
+    """Submissions with status error or partial, each with its reasons (the missing topics
     folded into one line so a student who handed in one topic is one line, not six)."""
     rows = []
     for r in results:
@@ -151,12 +107,12 @@ def problem_rows(results: list[Result]) -> list[tuple[Result, list[str]]]:
             continue
         lines, missing = [], []
         for topic, why in sorted(r.reasons.items()):
-            if topic and why == f"{topic}{_NOT_FOUND}":
+            if topic and r.topic_kinds.get(topic) == "missing":
                 missing.append(topic)
             elif topic:  # one line each: a reason's own line breaks cannot start another
-                lines.append(f"{topic}: {outputs.one_line(why)}")
+                lines.append(f"{topic}: {one_line(why)}")
             else:
-                lines.insert(0, f"nothing could be graded: {outputs.one_line(why)}")
+                lines.insert(0, f"nothing could be graded: {one_line(why)}")
         if missing:
             lines.append("not in the submission: " + ", ".join(missing))
         rows.append((r, lines or [f"status {r.status} (no reason recorded)"]))
@@ -167,9 +123,8 @@ def topic_maxima(results: list[Result]) -> dict[str, float]:
     """Each topic's graded maximum, from the tests' points (what the results were graded on)."""
     maxima = {m: 0.0 for m in catalogue.topic_modules()}
     for t in test_order(results):
-        topic = _topic_of(t["name"])
-        if topic in maxima:
-            maxima[topic] += float(t["max_score"] or 0.0)
+        if t.topic in maxima:
+            maxima[t.topic] += t.points
     return maxima
 
 
@@ -186,6 +141,11 @@ def _svg_uri(fig) -> str:
 
 
 def histogram_svg(results: list[Result]) -> str:
+    """The totals' histogram, with mean and median marked, as an SVG ``data:`` URI.
+
+    Raises:
+        ImportError: matplotlib is not installed (the page then says so instead).
+    """
     from matplotlib.figure import Figure  # the OO API: no pyplot, no GUI backend, no globals
 
     totals = [r.score for r in results]
@@ -211,6 +171,11 @@ def histogram_svg(results: list[Result]) -> str:
 
 
 def topics_svg(results: list[Result]) -> str:
+    """Each topic's mean score in % of its graded maximum, as an SVG ``data:`` URI.
+
+    Raises:
+        ImportError: matplotlib is not installed.
+    """
     from matplotlib.figure import Figure
 
     maxima = topic_maxima(results)
@@ -231,26 +196,6 @@ def topics_svg(results: list[Result]) -> str:
 
 
 # ---------------------------------------------------------------- HTML
-
-_CSS = """
-body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:2em auto;max-width:72em;
- padding:0 1em;color:#222}
-h1{font-size:1.6em}h2{font-size:1.25em;margin-top:2em;border-bottom:1px solid #ddd}
-table{border-collapse:collapse;margin:.5em 0 1em}th,td{padding:.25em .6em;text-align:left;
- vertical-align:top;border-bottom:1px solid #eee}th{background:#f4f4f4}
-td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
-tr.topic td{background:#fafafa;font-weight:600}
-.bar{display:inline-block;height:.7em;background:#4c72b0;vertical-align:middle}
-.track{display:inline-block;width:6em;background:#e8e8e8;margin-right:.4em;text-align:left;
- line-height:0}
-.ok{color:#2e7d32}.partial{color:#b26a00}.error{color:#c62828}
-pre{white-space:pre-wrap;margin:0;font:12px/1.35 ui-monospace,monospace}
-.muted{color:#666}img{max-width:100%;height:auto}
-.row{display:flex;flex-wrap:wrap;gap:1em 2em;align-items:flex-start}.row img{max-width:46em}
-"""
-
-_CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
-
 
 def _e(text: object) -> str:
     return html.escape(str(text), quote=True)
@@ -308,13 +253,12 @@ def _pass_rate_section(results: list[Result]) -> list[str]:
              "<th>points</th><th>passed</th><th>pass rate</th></tr></thead><tbody>")]
     current = None
     for t, passed, graded in pass_rates(results):
-        topic = _topic_of(t["name"])
-        if topic != current:
-            current = topic
-            rows.append(f'<tr class="topic"><td colspan="5">{_e(topic)}</td></tr>')
-        vis = "public" if t["visibility"] == "visible" else "hidden"
-        rows.append(f"<tr><td>{_e(t['name'])}</td><td>{vis}</td>"
-                    f'<td class="n">{float(t["max_score"] or 0):.4g}</td>'
+        if t.topic != current:
+            current = t.topic
+            rows.append(f'<tr class="topic"><td colspan="5">{_e(t.topic)}</td></tr>')
+        vis = "public" if t.visibility == "public" else "hidden"
+        rows.append(f"<tr><td>{_e(t.name)}</td><td>{vis}</td>"
+                    f'<td class="n">{t.points:.4g}</td>'
                     f'<td class="n">{passed}/{graded}</td>{_rate_cell(passed, graded)}</tr>')
     rows.append("</tbody></table>")
     return rows
@@ -331,8 +275,9 @@ def _failures_section(results: list[Result]) -> list[str]:
         return out + ['<p id="failures">No failed tests.</p>']
     out.append('<table id="failures"><thead><tr><th>failed tests</th><th>submissions</th>'
                "<th>message</th><th>where</th></tr></thead><tbody>")
+    where = {t.name: f"{t.topic}.{t.exercise}" for t in test_order(results)}
     for msg, n, ids, names in ranked:
-        per_ex = Counter(x.split(": ", 1)[0] for x in names)
+        per_ex = Counter(where[x] for x in names)
         shown = "<br>".join(f"{_e(ex)} ({k} test{'s' if k > 1 else ''})"
                             for ex, k in sorted(per_ex.items()))
         out.append(f'<tr><td class="n">{n}</td><td class="n">{len(ids)}</td>'
@@ -356,42 +301,28 @@ def _problems_section(results: list[Result]) -> list[str]:
 
 
 def render(results: list[Result]) -> str:
-    """The whole page as text (deterministic in ``results``)."""
+    """The whole page as text (deterministic in ``results``): templates/report.html, its
+    CSS inlined, filled with the sections' HTML (every student-sourced text escaped)."""
     versions = sorted({r.grader_version for r in results if r.grader_version}) or ["unknown"]
-    parts = [
-        "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8">',
-        f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">',
-        '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        "<title>Grading report — Linear Algebra for Transformers</title>",
-        f"<style>{_CSS}</style></head><body>",
-        "<h1>Grading report</h1>",
-        (f'<p class="muted">Linear Algebra for Transformers, grader {_e(", ".join(versions))}. '
-         "Built from <code>results/*.json</code>; grades are in <code>grades.csv</code>, "
-         "per-student feedback in <code>feedback/</code>.</p>"),
-        '<h2 id="totals">Totals</h2>', '<div class="row">', *_summary_section(results),
-        *_plots_section(results), "</div>",
-        '<h2 id="problem-list">Submissions with problems</h2>',
-        ('<p class="muted">Status <b>error</b>: nothing could be graded; <b>partial</b>: some '
-         "topic was missing, did not import or timed out.</p>"), *_problems_section(results),
-        '<h2 id="common-failures">Commonest failure messages</h2>', *_failures_section(results),
-        '<h2 id="pass-rate">Pass rate per test</h2>',
-        f'<p class="muted">Out of {len(results)} submission(s), all statuses counted.</p>',
-        *_pass_rate_section(results),
-        '<h2 id="all-grades">All grades</h2>', *_grades_section(results),
-        "</body></html>",
-    ]
-    return "\n".join(parts) + "\n"
+    package = "autograder.results"
+    return templating.fill(
+        package, "report.html", css=templating.text(package, "report.css"),
+        versions=_e(", ".join(versions)), summary="\n".join(_summary_section(results)),
+        plots="\n".join(_plots_section(results)), problems="\n".join(_problems_section(results)),
+        failures="\n".join(_failures_section(results)), count=len(results),
+        pass_rates="\n".join(_pass_rate_section(results)),
+        grades="\n".join(_grades_section(results)))
 
 
 def write_report(out: Path, ids: list[str] | None = None) -> Path:
     """Build ``out/report.html`` from ``out/results/`` (only ``ids`` when given) atomically."""
     path = out / REPORT_NAME
-    outputs.write_atomic(path, render(load_results(out, ids)))
+    write_atomic(path, render(load_results(out, ids)))
     return path
 
 
 def main(argv: list[str] | None = None) -> int:
+    """``python -m autograder.results.report OUT``: rebuild OUT/report.html; 0, or 2 on bad usage."""
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 1 or not Path(args[0], "results").is_dir():
         print("usage: python -m autograder.results.report OUT  (OUT: a `course grade --out` folder)",

@@ -1,46 +1,32 @@
 """What `course grade` writes: results/<id>.json (Gradescope's schema), feedback/<id>.md and
-grades.csv (docs/design/interface.md, outputs). Every file is written atomically (temp file +
-rename), so an
-interrupted batch never leaves a half-written one.
+grades.csv (docs/design/interface.md, outputs), each from one :class:`~autograder.results.model.Result`.
+Every file is written atomically (temp file + rename), so an interrupted batch never leaves a
+half-written one.
 """
 
 from __future__ import annotations
 
 import csv
-import functools
-import hashlib
 import io
 import json
 import os
-import platform
 import tempfile
-from dataclasses import dataclass, field
 from pathlib import Path
 
-from autograder import __version__, catalogue, paths
-from autograder.grading.run import TestResult
+from autograder import catalogue
+from autograder.results import model, version
+from autograder.results.model import Graded, Result
+from autograder.results.text import csv_cell, md_text, one_line
+
+__all__ = ["CSV_HEADER", "Graded", "as_result", "feedback_md", "remove_stale_temps",
+           "results_json", "write_atomic", "write_grades_csv", "write_submission"]
 
 CSV_HEADER = ["id", *catalogue.topic_modules(), "total", "max", "status"]
 
 
-@dataclass
-class Graded:
-    """One submission's outcome, as the batch needs it."""
-
-    id: str
-    sha256: str
-    status: str  # ok | partial | error
-    results: list[TestResult] = field(default_factory=list)
-    topic_notes: dict[str, str] = field(default_factory=dict)  # topic -> why it did not run
-    error: str | None = None
-    output: str = ""  # what the public phase's workers printed
-    hidden_output: str = ""  # the hidden phase's: for the instructors only
-    seconds: float = 0.0
-    student_seconds: float = 0.0  # waiting for the worker's replies
-    busy_seconds: float = 0.0  # of which, by the worker's clock, inside the calls themselves
-
-
 def write_atomic(path: Path, data: str | bytes) -> None:
+    """Write ``data`` (text as UTF-8) to ``path`` through a temp file and a rename, with the
+    permissions ``open()`` would give; an interrupted write leaves the old file, or none."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
@@ -74,119 +60,18 @@ def remove_stale_temps(out: Path) -> None:
                 pass
 
 
-#: Suffixes of the package's files that take part in grading (code, catalogue, templates).
-GRADING_SUFFIXES = (".py", ".toml", ".json", ".txt", ".md", ".html", ".j2", ".sh")
+def as_result(g: Graded | Result) -> Result:
+    """``g`` as the :class:`Result` that is written (stamped with this grader's versions)."""
+    if isinstance(g, Result):
+        return g
+    return Result.from_graded(g, version.grader_version(), version.versions())
 
 
-def grading_files(package: Path, solutions: Path) -> list[tuple[str, Path]]:
-    """Every file whose change could change a grade, by its name relative to the checkout:
-    all of the package (the code that judges — checks, runner, sandbox, codec — as well as
-    the suites and catalogue) and the reference solutions. Caches are left out."""
-    files: list[tuple[str, Path]] = []
-    for base, label in ((package, package.name), (solutions, solutions.name)):
-        for f in sorted(base.rglob("*")):
-            if (f.is_file() and f.suffix in GRADING_SUFFIXES
-                    and "__pycache__" not in f.parts and not f.name.startswith(".")):
-                files.append((f"{label}/{f.relative_to(base).as_posix()}", f))
-    return files
-
-
-def compute_grader_version(package: Path, solutions: Path) -> str:
-    """The package version plus a digest of every grading file (:func:`grading_files`) and of
-    the libraries that make or judge the inputs (a new Hypothesis draws other examples)."""
-    h = hashlib.sha256()
-    for name, f in grading_files(package, solutions):
-        data = f.read_bytes()
-        h.update(f"{name}\0{len(data)}\0".encode() + data)
-    for lib, version in sorted(_library_versions().items()):
-        h.update(f"{lib}={version}\0".encode())
-    return f"{__version__}+{h.hexdigest()[:12]}"
-
-
-@functools.lru_cache(maxsize=1)
-def grader_version() -> str:
-    """This checkout's grader version, computed once per process (results carry it; a re-run
-    resumes only results made under the same one: autograder.grading.batch)."""
-    return compute_grader_version(paths.PACKAGE_DIR, paths.SOLUTIONS)
-
-
-def _library_versions() -> dict[str, str]:
-    import hypothesis
-
-    return {**_versions(), "hypothesis": hypothesis.__version__}
-
-
-def _versions() -> dict[str, str]:
-    import numpy
-
-    try:
-        import torch
-
-        tv = torch.__version__
-    except ImportError:
-        tv = "absent"
-    return {"python": platform.python_version(), "numpy": numpy.__version__, "torch": tv}
-
-
-def topic_scores(g: Graded) -> dict[str, float]:
-    scores = {m: 0.0 for m in catalogue.topic_modules()}
-    for r in g.results:
-        scores[r.spec.topic] += r.score
-    return scores
-
-
-def max_score(g: Graded) -> float:
-    return sum(r.spec.points for r in g.results)
-
-
-#: The longest failure message written for one test: messages quote what the student's code
-#: returned or raised, which may be megabytes (hostile battery: huge_names).
-MAX_MESSAGE = 4000
-
-
-#: Every character ``str.splitlines`` ends a line at, and how :func:`one_line` writes it.
-_LINE_BREAKS = {c: c.encode("unicode_escape").decode("ascii")
-                for c in "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"}
-
-
-def one_line(text: str) -> str:
-    """``text`` on one line: each line break written as its escape (``\\n``, ``\\u2028``).
-
-    A topic's note quotes what the submission raised, newlines included: in the ``output``
-    summary or the feedback's quote, a message could start lines of its own (a fake
-    "ex02_projections: …" reason, a markdown heading).
-    """
-    return "".join(_LINE_BREAKS.get(c, c) for c in text)
-
-
-def md_text(text: str) -> str:
-    """Student-sourced ``text`` for feedback.md: no raw HTML (a Markdown viewer would render a
-    ``<script>``), and each further line quoted under the line it belongs to, so a message
-    cannot start a heading or a fake test of its own (red team)."""
-    safe = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    head, *rest = safe.split("\n")
-    return head + "".join(f"\n  > {line}" for line in rest)
-
-
-def csv_cell(text: str) -> str:
-    """A cell a spreadsheet shows as text: one starting with ``= + - @``, a tab or a carriage
-    return would be read as a formula (an id like ``=HYPERLINK(…)``: red team), so it gets
-    a leading apostrophe, as OWASP advises."""
-    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
-
-
-def _message(r: TestResult) -> str:
-    m = r.message
-    if len(m) <= MAX_MESSAGE:
-        return m
-    return m[:MAX_MESSAGE] + f" … [{len(m) - MAX_MESSAGE} more characters]"
-
-
-def _test_output(r: TestResult) -> str:
-    if r.passed:
+def _test_output(t: model.TestOutcome) -> str:
+    if t.passed:
         return ""
-    ex = catalogue.get_topic(r.spec.topic).exercise(r.spec.exercise)
-    return f"{_message(r)}\nHint: {ex.hints[0]}\nLesson: {ex.lesson_link}"
+    ex = catalogue.get_topic(t.topic).exercise(t.exercise)
+    return f"{t.message}\nHint: {ex.hints[0]}\nLesson: {ex.lesson_link}"
 
 
 def _capped(text: str, limit: int = 8000) -> str:
@@ -196,22 +81,22 @@ def _capped(text: str, limit: int = 8000) -> str:
     return text[:limit] + f"\n[{len(text) - limit} more characters of output not shown]"
 
 
-def results_json(g: Graded, visibility_hidden: str = "after_published") -> str:
-    scores = topic_scores(g)
-    total = sum(scores.values())
-    summary = [f"Status: {g.status}. Score {total:.2f} / {max_score(g):.2f}."]
-    skipped = [r for r in g.results if r.skipped]
+def results_json(g: Graded | Result, visibility_hidden: str = "after_published") -> str:
+    """The results file's text: Gradescope's fields, and in ``extra_data`` the structure that
+    :func:`autograder.results.model.load` reads back (the model's docstring lists it)."""
+    r = as_result(g)
+    summary = [f"Status: {r.status}. Score {r.score:.2f} / {r.max_score:.2f}."]
+    skipped = [t for t in r.tests if t.skipped]
     if skipped:
         # Left out of `tests`: Gradescope shows a test as passed or failed, and these were
-        # neither (a correct submission's page would show them red). Before the topics' notes,
-        # whose continuation lines report._reasons reads.
+        # neither (a correct submission's page would show them red).
         summary.append(f"{len(skipped)} test(s) that need a CUDA device were skipped: there is "
                        "none on the grading machine (they carry no points).")
-    if g.error:
-        summary.append(f"Nothing could be graded: {one_line(g.error)}")
-    for topic, why in sorted(g.topic_notes.items()):
+    if r.error:
+        summary.append(f"Nothing could be graded: {one_line(r.error)}")
+    for topic, why in sorted(r.topic_notes.items()):
         summary.append(f"{topic}: {one_line(why)}")
-    if g.output.strip():
+    if r.output.strip():
         # Instructors only (extra_data): what student code printed while a hidden test ran
         # could spell out that test's inputs, and Gradescope shows `output` to students.
         # Not even its length: a submission printed N characters with N made of a hidden
@@ -220,57 +105,60 @@ def results_json(g: Graded, visibility_hidden: str = "after_published") -> str:
         summary.append("Output of your code: kept for the instructors only (printing during "
                        "hidden tests could reveal them).")
     doc = {
-        "score": round(total, 2),
-        "max_score": round(max_score(g), 2),
-        "execution_time": round(g.seconds, 3),
+        "score": round(r.score, 2),
+        "max_score": round(r.max_score, 2),
+        "execution_time": round(r.seconds, 3),
         "output": "\n".join(summary),
         "tests": [
             {
-                "name": r.spec.name,
-                "score": round(r.score, 4),
-                "max_score": round(r.spec.points, 4),
-                "status": "passed" if r.passed else "failed",
-                "output": _test_output(r),
-                "visibility": "visible" if r.spec.visibility == "public" else visibility_hidden,
+                "name": t.name,
+                "score": round(t.score, 4),
+                "max_score": round(t.points, 4),
+                "status": "passed" if t.passed else "failed",
+                "output": _test_output(t),
+                "visibility": "visible" if t.visibility == "public" else visibility_hidden,
             }
-            for r in g.results
-            if not r.skipped
+            for t in r.graded_tests()
         ],
         "extra_data": {
-            "id": g.id,
-            "status": g.status,
-            "student_output": _capped(g.output),
-            "hidden_phase_output": _capped(g.hidden_output),
-            # Structured, for report.html (which never parses the prose of ``output``).
-            "error": g.error,
-            "topic_notes": dict(sorted(g.topic_notes.items())),
-            "topics": {k: round(v, 2) for k, v in scores.items()},
-            "submission_sha256": g.sha256,
-            "grader_version": grader_version(),
-            **_versions(),
+            "id": r.id,
+            "status": r.status,
+            "student_output": _capped(r.output),
+            "hidden_phase_output": _capped(r.hidden_output),
+            # Structured, for grades.csv and report.html (which never parse ``output``).
+            "error": r.error,
+            "topic_notes": dict(sorted(r.topic_notes.items())),
+            "topics": {k: round(v, 2) for k, v in r.topics.items()},
+            "submission_sha256": r.sha256,
+            "grader_version": r.grader_version,
+            **r.versions,
+            "topic_kinds": dict(sorted(r.topic_kinds.items())),
+            "tests": [t.to_json() for t in r.tests],
         },
     }
     return json.dumps(doc, indent=2, ensure_ascii=False, sort_keys=False) + "\n"
 
 
-def feedback_md(g: Graded) -> str:
-    scores = topic_scores(g)
-    lines = [f"# Feedback for {md_text(g.id)}", "",
-             f"Total: **{sum(scores.values()):.2f} / {max_score(g):.2f}** (status: {g.status})", ""]
-    if g.error:
-        lines += [f"Nothing could be graded: {md_text(one_line(g.error))}", ""]
+def feedback_md(g: Graded | Result) -> str:
+    """The student's feedback/<id>.md: per topic its score, why it did not run, and each
+    failed test with its message, first hint and lesson (student text escaped: md_text)."""
+    r = as_result(g)
+    lines = [f"# Feedback for {md_text(r.id)}", "",
+             f"Total: **{r.score:.2f} / {r.max_score:.2f}** (status: {r.status})", ""]
+    if r.error:
+        lines += [f"Nothing could be graded: {md_text(one_line(r.error))}", ""]
     for t in catalogue.topics():
-        rs = [r for r in g.results if r.spec.topic == t.module]
-        got = sum(r.score for r in rs)
+        rs = [x for x in r.tests if x.topic == t.module]
+        got = sum(x.score for x in rs)
         lines += [f"## {t.module} — {t.title}: {got:.2f} / {t.points}", ""]
-        if t.module in g.topic_notes:
-            lines += [f"> {md_text(one_line(g.topic_notes[t.module]))}", ""]
-        skipped = [r for r in rs if r.skipped]
+        if t.module in r.topic_notes:
+            lines += [f"> {md_text(one_line(r.topic_notes[t.module]))}", ""]
+        skipped = [x for x in rs if x.skipped]
         if skipped:
             lines += [(f"({len(skipped)} test(s) that need a CUDA device were skipped: there "
                        "is none on the grading machine. They carry no points.)"), ""]
-            rs = [r for r in rs if not r.skipped]
-        failed = [r for r in rs if not r.passed]
+            rs = [x for x in rs if not x.skipped]
+        failed = [x for x in rs if not x.passed]
         if not rs:
             continue
         if not failed:
@@ -278,45 +166,36 @@ def feedback_md(g: Graded) -> str:
             continue
         lines.append(f"{len(rs) - len(failed)} of {len(rs)} tests passed. Failed:")
         lines.append("")
-        shown = 0
-        for r in failed:
+        for shown, x in enumerate(failed):
             if shown >= 25:
                 lines.append(f"- … and {len(failed) - shown} more")
                 break
-            ex = t.exercise(r.spec.exercise)
-            lines.append(f"- **{r.spec.name}** ({r.spec.visibility})  ")
-            lines.append(f"  Why: {md_text(_message(r))}  ")
+            ex = t.exercise(x.exercise)
+            lines.append(f"- **{x.name}** ({x.visibility})  ")
+            lines.append(f"  Why: {md_text(x.message)}  ")
             lines.append(f"  Hint: {ex.hints[0]}  ")
             lines.append(f"  Lesson: {ex.lesson_link}")
-            shown += 1
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"
 
 
-def write_submission(out: Path, g: Graded, visibility_hidden: str = "after_published") -> None:
+def write_submission(out: Path, g: Graded | Result,
+                     visibility_hidden: str = "after_published") -> Result:
+    """Write ``g``'s feedback and results files into ``out``; returns the :class:`Result`."""
+    r = as_result(g)
     # Feedback first, results last: a results file means the submission is completely done.
-    write_atomic(out / "feedback" / f"{g.id}.md", feedback_md(g))
-    write_atomic(out / "results" / f"{g.id}.json", results_json(g, visibility_hidden))
-
-
-def read_result(out: Path, sid: str) -> dict | None:
-    p = out / "results" / f"{sid}.json"
-    try:
-        return json.loads(p.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
+    write_atomic(out / "feedback" / f"{r.id}.md", feedback_md(r))
+    write_atomic(model.results_path(out, r.id), results_json(r, visibility_hidden))
+    return r
 
 
 def write_grades_csv(out: Path, ids: list[str]) -> None:
+    """Write ``out/grades.csv``: one row per id whose results file reads back, sorted by id
+    (the scores as the results files round them)."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(CSV_HEADER)
-    for sid in sorted(ids):
-        doc = read_result(out, sid)
-        if doc is None:
-            continue
-        extra = doc["extra_data"]
-        w.writerow([csv_cell(sid),
-                    *(f"{extra['topics'][m]:.2f}" for m in catalogue.topic_modules()),
-                    f"{doc['score']:.2f}", f"{doc['max_score']:.2f}", extra["status"]])
+    for r in model.load_all(out, ids):
+        w.writerow([csv_cell(r.id), *(f"{r.topics[m]:.2f}" for m in catalogue.topic_modules()),
+                    f"{r.score:.2f}", f"{r.max_score:.2f}", r.status])
     write_atomic(out / "grades.csv", buf.getvalue())

@@ -35,7 +35,8 @@ import subprocess
 import sys
 import sysconfig
 
-from autograder.sandbox import isolation
+from autograder.paths import PACKAGE_DIR
+from autograder.sandbox.host import is_root
 
 #: Folders of ``/usr`` a worker may read: libraries (numpy's and torch's too), the loader,
 #: binaries (``ldconfig`` for ctypes' library search; a compiler for Triton on a GPU) and headers.
@@ -93,7 +94,7 @@ def python_paths() -> list[str]:
     # never the working folder (``python -m`` puts it first on sys.path, and an instructor may
     # grade from a folder full of solutions), nor the checkout or anything in it (its package
     # is bound on its own, with its suites covered).
-    checkout = os.path.realpath(isolation.PACKAGE_DIR.parent)
+    checkout = os.path.realpath(PACKAGE_DIR.parent)
     for entry in sys.path:
         real = os.path.realpath(entry) if entry else ""
         if (real and os.path.isdir(real) and os.path.basename(real) in PACKAGE_FOLDERS
@@ -171,7 +172,7 @@ def view_args(slot_dir: str, hide: list[str] | None = None) -> list[str]:
         args += ["--symlink", target, link]
     for p in python_covers(bound):
         args += ["--tmpfs", p, "--remount-ro", p]
-    package = str(isolation.PACKAGE_DIR)
+    package = str(PACKAGE_DIR)
     args += ["--ro-bind", package, package]
     for p in hide or []:
         if os.path.isdir(p) and p.startswith(package + "/"):
@@ -225,7 +226,7 @@ def usable() -> bool:
     running the interpreter in the view; ``COURSE_NO_BWRAP=1`` turns it off (tests of the
     fallback path, and a way out should a system's bwrap misbehave).
     """
-    if os.environ.get("COURSE_NO_BWRAP") == "1" or not isolation.is_root():
+    if os.environ.get("COURSE_NO_BWRAP") == "1" or not is_root():
         return False
     bwrap = bwrap_path()
     if bwrap is None:
@@ -241,7 +242,7 @@ def usable() -> bool:
 
 def status() -> str:
     """One line for the instructor: which file-system isolation this machine gives workers."""
-    if not isolation.is_root():
+    if not is_root():
         return "not root: file-system isolation is best effort (workers run as you)"
     if usable():
         return "bubblewrap: workers see an allow-list of the host (Python, venv, submission)"

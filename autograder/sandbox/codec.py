@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import io
 import json
-import re
 import struct
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+
+from autograder.sandbox import frames
+from autograder.sandbox import tensor_tags
 
 #: The largest result a worker may send back (docs/design/wire-format.md): larger fails the test.
 MAX_FRAME = 64 * 2**20
@@ -31,8 +33,8 @@ MAX_CONTAINERS = 200_000
 _ALLOWED_KINDS = "biufc"
 
 
-class DecodeError(ValueError):
-    """A frame that is not in the wire format (or too large)."""
+class DecodeError(frames.FrameError):
+    """A frame body that is not in the wire format (or too large)."""
 
 
 class FrameTooLarge(ValueError):
@@ -58,6 +60,7 @@ class TensorData:
     requires_grad: bool = False
 
     def describe(self) -> str:
+        """``"tensor (2, 3) float32 on cpu"``: how feedback names it."""
         return f"tensor {self.shape} {self.dtype} on {self.device}"
 
 
@@ -86,9 +89,11 @@ class RemoteException:
 
     @property
     def name(self) -> str:
+        """The exception's own class (the MRO's first entry)."""
         return self.classes[0] if self.classes else "Exception"
 
     def is_a(self, name: str) -> bool:
+        """Whether the class or a base is ``name`` (qualified, or its trailing part)."""
         return any(m == name or m.endswith("." + name) for m in self.classes)
 
 
@@ -246,53 +251,20 @@ class _Encoder:
                              "data": None if s.values is None else self.blob(s.values)}}
 
 
-#: A frame's header: its body's length, a little-endian u64 (docs/design/wire-format.md).
-FRAME_HEADER = struct.Struct("<Q")
-
-
-def frame(body: bytes) -> bytes:
-    """``body`` as one frame: the u64 length, then the body."""
-    return FRAME_HEADER.pack(len(body)) + body
-
-
-def frame_length(buf: bytes | bytearray | memoryview, offset: int, limit: int) -> int:
-    """The body length in the frame header at ``buf[offset:]`` (8 bytes must be there).
-
-    Raises:
-        DecodeError: the length is over ``limit``; the message never quotes the length,
-            which the sender chose (a hidden test's feedback would show it).
-    """
-    (n,) = FRAME_HEADER.unpack_from(buf, offset)
-    if n > limit:
-        raise DecodeError(f"a result over the {limit} byte limit")
-    return n
-
-
-def split_frames(buf: bytes | memoryview, limit: int) -> list[bytes]:
-    """The bodies of the frames that fill ``buf`` exactly, in order.
-
-    Raises:
-        DecodeError: a length over ``limit``, or frames that do not fill ``buf`` exactly.
-    """
-    view, off, out = memoryview(buf), 0, []
-    while off < len(view):
-        if len(view) - off < FRAME_HEADER.size:
-            raise DecodeError("a truncated frame header")
-        n = frame_length(view, off, limit)
-        start = off + FRAME_HEADER.size
-        if start + n > len(view):
-            raise DecodeError("a truncated frame")
-        out.append(bytes(view[start:start + n]))
-        off = start + n
-    return out
-
-
 def encode(value: Any, handles: Any = None) -> bytes:
-    """Serialise ``value`` into one frame."""
+    """Serialise ``value`` into one frame (u64 length + body: :mod:`autograder.sandbox.frames`).
+
+    Args:
+        handles: in the worker, ``callable(obj) -> tag`` for values that stay there
+            (``keep=True`` results); without it such values travel as :class:`Unsupported`.
+
+    Raises:
+        FrameTooLarge: one array or tensor alone is over :data:`MAX_FRAME`.
+    """
     e = _Encoder(handles)
     doc = json.dumps({"v": e.enc(value), "blobs": [len(b) for b in e.blobs]},
                      allow_nan=False, separators=(",", ":")).encode()
-    return frame(struct.pack("<I", len(doc)) + doc + b"".join(e.blobs))
+    return frames.frame(struct.pack("<I", len(doc)) + doc + b"".join(e.blobs))
 
 
 # ---------------------------------------------------------------------------- decoding
@@ -376,7 +348,9 @@ class _Decoder:
             # dtype checks (tests/test_hostile.py, forged tags). Specs only travel to the worker.
             if tag == "__spec__":
                 raise DecodeError("a tensor spec may not come back from the worker")
-            _check_tensor_tag(v, data)
+            problem = tensor_tags.problem(v, data)
+            if problem is not None:
+                raise DecodeError(problem)
             return TensorData(values=data, dtype=str(v["dtype"]), device=str(v["device"]),
                               shape=tuple(int(s) for s in v["shape"]),
                               requires_grad=bool(v["requires_grad"]))
@@ -397,81 +371,9 @@ class _Decoder:
         raise DecodeError("a result frame with an unknown tag")
 
 
-#: The devices a tensor may come back on (``str(tensor.device)``), and its dtypes (without the
-#: ``torch.`` prefix): anything else is a decode error with a fixed message.
-DEVICE = re.compile(r"cpu|meta|(cuda|mps|xpu)(:[0-9])?")
-TENSOR_DTYPES = frozenset({
-    "bool", "uint8", "uint16", "uint32", "uint64", "int8", "int16", "int32", "int64",
-    "float16", "bfloat16", "float32", "float64", "complex32", "complex64", "complex128"})
-
-#: Packages whose class names a hidden test's feedback may quote (see :func:`closed_type`).
-KNOWN_PACKAGES = ("builtins", "numpy", "torch", "collections", "fractions", "decimal",
-                  "datetime", "types", "functools", "itertools", "pathlib", "re", "io")
-
-
-def closed_type(name: str) -> str | None:
-    """``name`` if it is the qualified name of a real class of a known package, else None.
-
-    Type names in a reply (``Handle.type``, ``Unsupported.type``) are the worker's, so student
-    code picks them: a class made by ``type(f"{secret}", (), {})`` would spell a hidden input in
-    a hidden test's feedback. The name is looked up in the trusted process, in modules it has
-    already imported (nothing is imported for it), and must name that very class.
-
-    Args:
-        name: ``"module.Qualname"`` as the worker's encoder writes it (``builtins.set``).
-
-    Returns:
-        ``name`` unchanged when it names such a class; ``None`` for anything else.
-    """
-    import sys
-
-    if not isinstance(name, str) or len(name) > 200 or not re.fullmatch(r"[\w.]+", name):
-        return None
-    parts = name.split(".")
-    if parts[0] not in KNOWN_PACKAGES:
-        return None
-    for cut in range(len(parts) - 1, 0, -1):
-        module = sys.modules.get(".".join(parts[:cut]))
-        if module is None:
-            continue
-        obj: Any = module
-        for attr in parts[cut:]:
-            obj = getattr(obj, attr, None)
-        # The longest imported module prefix decides: the rest must be that class's own name.
-        if isinstance(obj, type) and f"{obj.__module__}.{obj.__qualname__}" == name:
-            return name
-        return None
-    return None
-
-
 def _short(x: Any, limit: int = 200) -> str:
     s = str(x)
     return s if len(s) <= limit else s[:limit] + f"…[{len(s) - limit} more characters]"
-
-
-def _check_tensor_tag(tag: dict, data: np.ndarray | None) -> None:
-    """A tensor tag from the worker must describe exactly the values that came with it."""
-    device, dtype = str(tag["device"]), str(tag["dtype"])
-    # Device and dtype are quoted in feedback ("tensor (3,) float32 on cpu"), hidden tests' too:
-    # only names of a closed set may pass, or a tensor subclass whose ``.device`` is any string
-    # would carry the hidden inputs into the feedback (test_hidden_text.py).
-    if not DEVICE.fullmatch(device):
-        raise DecodeError("a tensor on a device the grader does not know")
-    if dtype not in TENSOR_DTYPES:
-        raise DecodeError("a tensor of a dtype the grader does not know")
-    shape = tuple(int(s) for s in tag["shape"])
-    if (data is None) != (device == "meta"):
-        raise DecodeError(f"a tensor on {device} arrived {'without' if data is None else 'with'}"
-                          " values")
-    if data is None:
-        return
-    if tuple(data.shape) != shape:
-        raise DecodeError("a tensor whose shape tag does not match its values' shape")
-    carried = "float32" if dtype == "bfloat16" else dtype  # bfloat16 travels as float32
-    if data.dtype.name != carried:
-        raise DecodeError(f"a tensor tagged {dtype} carried {data.dtype.name} values")
-    if dtype == "bfloat16" and np.any(data.astype("<f4").view("<u4") & 0xFFFF):
-        raise DecodeError("a tensor tagged bfloat16 carried values bfloat16 cannot hold")
 
 
 def _torch() -> Any:

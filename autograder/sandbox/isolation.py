@@ -14,12 +14,9 @@ import ctypes
 import ctypes.util
 import errno
 import os
-import pwd
-import subprocess
 import tempfile
-from pathlib import Path
 
-from autograder import paths
+from autograder.sandbox.host import is_root, needed_paths
 
 CLONE_NEWNS = 0x00020000
 CLONE_NEWNET = 0x40000000
@@ -29,98 +26,6 @@ PR_SET_PDEATHSIG, PR_SET_CHILD_SUBREAPER = 1, 36
 SHARED_TMP = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
 MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 0x20, 0x1000, 0x4000, 1 << 18
-
-PACKAGE_DIR = paths.PACKAGE_DIR
-
-
-def repo_root() -> str:
-    return str(PACKAGE_DIR.parent)
-
-
-def secret_paths(extra: list[str] | None = None) -> list[str]:
-    """Folders no worker may read: solutions, suites, the repo's tests and examples, and extras.
-
-    In a checkout, every other top-level folder too but the package itself and those holding
-    the interpreter (``.venv``): ``.git`` holds every committed solution and hidden test as a
-    loose object, ``build/`` a demo class with a copy of the solutions (hostile battery:
-    crawl_repo).
-    """
-    root = PACKAGE_DIR.parent
-    paths = [root / "solutions", root / "tests", root / "examples", PACKAGE_DIR / "suites"]
-    if _is_file(root / "pyproject.toml"):
-        keep = [os.path.realpath(p) for p in needed_paths()]
-        for child in _children(root):
-            real = os.path.realpath(child)
-            if (child.is_dir() and not child.is_symlink() and child != PACKAGE_DIR
-                    and not any(k == real or k.startswith(real + "/") for k in keep)):
-                paths.append(child)
-    out = [str(p) for p in paths if _is_dir(p)]
-    out += [os.path.realpath(p) for p in (extra or []) if _is_dir(p)]
-    return sorted(set(out))
-
-
-def _is_file(p: Path) -> bool:
-    try:
-        return p.is_file()
-    except OSError:
-        return False
-
-
-def _children(p: Path) -> list[Path]:
-    try:
-        return list(p.iterdir())
-    except OSError:
-        return []
-
-
-def _is_dir(p: str | Path) -> bool:
-    # A checkout in a 0700 folder of another user raises here instead of answering False.
-    try:
-        return os.path.isdir(p)
-    except OSError:
-        return False
-
-
-def is_root() -> bool:
-    return os.geteuid() == 0
-
-
-LOCK_DIR = "/run/course-slots"
-
-
-def acquire_slot() -> tuple[int, int]:
-    """Claim a free slot number for this process's lifetime: (number, lock fd).
-
-    Concurrent graders (two `course grade` runs, parallel test workers) then never share a
-    slot uid, so one's clean-up (kill every process of the uid) cannot hit another's worker.
-    """
-    import fcntl
-
-    os.makedirs(LOCK_DIR, mode=0o700, exist_ok=True)
-    for n in range(256):
-        fd = os.open(os.path.join(LOCK_DIR, f"{n}.lock"), os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return n, fd
-        except OSError:
-            os.close(fd)
-    raise RuntimeError("no free worker slot (256 in use)")
-
-
-def slot_user(slot: int) -> tuple[int, int]:
-    """The uid/gid of worker slot ``slot``, creating the user ``course-slotN`` when missing.
-
-    One uid per slot: a per-uid process limit then cannot let one submission starve another.
-    """
-    name = f"course-slot{slot}"
-    try:
-        pw = pwd.getpwnam(name)
-    except KeyError:
-        subprocess.run(["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin",
-                        "--user-group", name], check=True, capture_output=True)
-        pw = pwd.getpwnam(name)
-    return pw.pw_uid, pw.pw_gid
-
 
 _libc = None
 
@@ -136,18 +41,6 @@ def _hide(path: str) -> bool:
     libc = _libc_handle()
     flags = MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC
     return libc.mount(b"none", path.encode(), b"tmpfs", flags, b"size=4k,mode=000") == 0
-
-
-def needed_paths() -> list[str]:
-    """What the worker's interpreter must still reach after it drops to the slot uid."""
-    import sys
-    import sysconfig
-
-    paths = {sys.base_prefix, sys.prefix, sys.exec_prefix,
-             os.path.dirname(os.path.realpath(sys.executable))}
-    paths.update(p for p in sysconfig.get_paths().values())
-    paths.update(p for p in sys.path if p and os.path.isdir(p))
-    return sorted({os.path.realpath(p) for p in paths if os.path.exists(p)})
 
 
 def _blocking_ancestor(path: str) -> tuple[str, str] | None:
@@ -275,6 +168,7 @@ def become_subreaper() -> None:
 
 
 def reachable_by_others(paths: list[str]) -> bool:
+    """Whether another uid can traverse every parent folder of each of ``paths``."""
     return all(_blocking_ancestor(p) is None for p in paths)
 
 

@@ -21,6 +21,7 @@ def named_parameters(server: Any, mod: Any) -> dict:
 
 
 def attribute(server: Any, obj: Any, name: str) -> Any:
+    """``obj.name`` of an object held in the worker."""
     return getattr(obj, name)
 
 
@@ -35,6 +36,7 @@ def load_state(server: Any, mod: Any, state: dict) -> None:
 
 
 def is_instance(server: Any, obj: Any, qualname: str) -> bool:
+    """Whether ``obj`` is an instance of the class ``qualname`` (``"torch.nn.Linear"``)."""
     mod_name, _, cls = qualname.rpartition(".")
     return isinstance(obj, getattr(importlib.import_module(mod_name), cls))
 
@@ -99,16 +101,6 @@ def same_object(server: Any, a: Any, b: Any) -> bool:
     return a is b
 
 
-#: Library routines that compute an SVD or an eigendecomposition (power_iteration must not).
-DECOMPOSITIONS = (
-    "numpy.linalg.svd", "numpy.linalg.eig", "numpy.linalg.eigh", "numpy.linalg.eigvals",
-    "numpy.linalg.eigvalsh",
-    "torch.linalg.svd", "torch.linalg.svdvals", "torch.linalg.eig", "torch.linalg.eigh",
-    "torch.linalg.eigvals", "torch.linalg.eigvalsh", "torch.svd", "torch.svd_lowrank",
-    "torch.pca_lowrank", "scipy.linalg.svd", "scipy.linalg.svdvals", "scipy.linalg.eig",
-    "scipy.linalg.eigh", "scipy.linalg.eigvals", "scipy.linalg.eigvalsh",
-    "scipy.sparse.linalg.svds", "scipy.sparse.linalg.eigs", "scipy.sparse.linalg.eigsh",
-)
 
 
 def library_calls(server: Any, module: str, name: str, watched: list, *args: Any,

@@ -24,25 +24,11 @@ from typing import Any
 
 from autograder.sandbox import cgroups
 from autograder.sandbox import codec
+from autograder.sandbox import frames
+from autograder.sandbox import interpreter
 from autograder.sandbox import isolation
 from autograder.sandbox import probes
 from autograder.limits import Limits
-
-
-def read_frame(sock: socket.socket, limit: int) -> bytes:
-    """Read one frame body; ``EOFError`` on a closed socket, ``codec.DecodeError`` if too big."""
-    n = codec.frame_length(_read_exact(sock, codec.FRAME_HEADER.size), 0, limit)
-    return _read_exact(sock, n)
-
-
-def _read_exact(sock: socket.socket, n: int) -> bytes:
-    buf = bytearray()
-    while len(buf) < n:
-        chunk = sock.recv(min(n - len(buf), 1 << 20))
-        if not chunk:
-            raise EOFError("worker closed the connection")
-        buf += chunk
-    return bytes(buf)
 
 
 class Server:
@@ -81,6 +67,8 @@ class Server:
         return {"__handle__": {"id": hid, "type": f"{t.__module__}.{t.__qualname__}"}}
 
     def respond(self, value: Any, keep: bool = False) -> None:
+        """Send ``{"ok": value}`` (``keep``: a handle to it); too large or unencodable values
+        are answered with a marker the grader reports (``__too_large__``, ``Unsupported``)."""
         if keep:
             frame = _raw_frame({"__dict__": {"ok": self._keep(value)}})  # a dict travels tagged
         else:
@@ -95,9 +83,10 @@ class Server:
         self.sock.sendall(frame)
 
     def serve(self) -> None:
+        """Answer requests until the grader closes the socket (then exit at once)."""
         while True:
             try:
-                body = read_frame(self.sock, codec.MAX_FRAME)
+                body = frames.read_frame(self.sock, codec.MAX_FRAME)
             except EOFError:
                 os._exit(0)
             # Decoding is inside handle's try: a pipelined request may name an object this
@@ -133,14 +122,14 @@ class Server:
         """
         try:
             message = str(exc)
-        except Exception:  # noqa: BLE001 - _describe says so in the reply
+        except Exception:  # noqa: BLE001 - describe_exception says so in the reply
             message = None
         where = tuple((f.f_code.co_filename, lineno, f.f_code.co_name)
                       for f, lineno in traceback.walk_tb(exc.__traceback__))
         key = (type(exc), message, where)
         frame = self._exceptions.get(key) if message is not None else None
         if frame is None:
-            frame = codec.encode({"exc": _describe(exc, self.sub_dir)})
+            frame = codec.encode({"exc": describe_exception(exc, self.sub_dir)})
             if message is not None and len(self._exceptions) < 1024:
                 self._exceptions[key] = frame
         return frame
@@ -167,6 +156,7 @@ class Server:
         return x
 
     def dispatch(self, req: dict) -> Any:
+        """Run one decoded request by its ``op``; what it returns (student code may raise)."""
         op = req["op"]
         args, kwargs = req.get("args", []), req.get("kwargs", {})
         if op == "load":
@@ -196,6 +186,7 @@ class Server:
         raise ValueError(f"unknown op {op!r}")
 
     def load(self, module: str) -> list[str]:
+        """Import the submission's ``module``; its public names, sorted."""
         mod = importlib.import_module(module)
         return sorted(n for n in vars(mod) if not n.startswith("_"))
 
@@ -214,8 +205,8 @@ class HandleRef:
     id: int
 
 
-def predecode(frames: bytes, counts: dict[str, int]) -> dict[str, int]:
-    """Decode a batch plan's request frames (in topic order) into :data:`PLANNED`.
+def predecode(plan: bytes, counts: dict[str, int]) -> dict[str, int]:
+    """Decode a batch plan's request frames (``plan``, in topic order) into :data:`PLANNED`.
 
     Runs in the zygote, before it forks: workers then skip decoding the thousands of requests
     of a submission. Returns how many requests each topic got.
@@ -228,7 +219,7 @@ def predecode(frames: bytes, counts: dict[str, int]) -> dict[str, int]:
     PLANNED.clear()
     if any(not t.endswith(":public") for t in counts):
         raise ValueError("only public requests are preloaded")
-    split = codec.split_frames(frames, codec.MAX_FRAME)
+    split = frames.split_frames(plan, codec.MAX_FRAME)
     if sum(counts.values()) != len(split):
         raise ValueError("the plan's frames do not match its counts")
     bodies = iter(split)
@@ -251,7 +242,7 @@ def _raw_frame(payload: dict) -> bytes:
     import json
 
     doc = json.dumps({"v": payload, "blobs": []}).encode()
-    return codec.frame(struct.pack("<I", len(doc)) + doc)
+    return frames.frame(struct.pack("<I", len(doc)) + doc)
 
 
 class MissingName(AttributeError):
@@ -266,7 +257,10 @@ def _resolve(obj: Any, dotted: str) -> Any:
     return obj
 
 
-def _describe(exc: BaseException, sub_dir: str = "") -> codec.RemoteException:
+def describe_exception(exc: BaseException, sub_dir: str = "") -> codec.RemoteException:
+    """``exc`` as it crosses to the grader: its MRO's qualified names, its message (2,000
+    characters at most) and the student's own frames of its traceback (the last five, 3,000
+    characters at most), with ``sub_dir`` and its parent written as fixed placeholders."""
     mro = []
     for k in type(exc).__mro__:
         mod = k.__module__
@@ -332,7 +326,7 @@ def child_main(fd: int, cmd: dict) -> None:
         scratch = os.path.join(workdir, "tmp")
         os.chdir(scratch if os.path.isdir(scratch) else sub_dir)
         _set_limits(limits)
-        _prepare_interpreter(sub_dir)
+        interpreter.prepare(sub_dir)
         Server(sock, sub_dir).serve()
         code = 0
     except BaseException:  # noqa: BLE001
@@ -386,60 +380,3 @@ def _set_limits(limits: Limits) -> None:
     cap(resource.RLIMIT_CORE, 0)
     cap(resource.RLIMIT_NOFILE, limits.open_files)
     cap(resource.RLIMIT_NPROC, isolation.nproc_cap(limits.processes))
-
-
-def _prepare_interpreter(sub_dir: str) -> None:
-    """The student's folder first on sys.path; the repository and its solutions nowhere."""
-    os.environ["OMP_NUM_THREADS"] = "1"
-    # Scratch files go to the worker's private dir, which is removed after the submission
-    # (its ``tmp``: the worker may not write next to the grader's output.txt).
-    scratch = os.path.join(os.path.dirname(sub_dir), "tmp")
-    os.environ["TMPDIR"] = os.environ["HOME"] = scratch if os.path.isdir(scratch) else sub_dir
-    import tempfile
-
-    tempfile.tempdir = None
-    # Line-buffered: a worker ends with SIGKILL, which would drop what print() left in the
-    # buffer (the student's output would then depend on when the buffer happened to fill).
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.reconfigure(line_buffering=True)
-        except (AttributeError, ValueError):
-            pass
-    torch = sys.modules.get("torch")
-    if torch is not None:
-        # docs/design/measured-facts.md: a child forked after a multi-threaded torch op hangs
-        # unless it goes single-threaded.
-        torch.set_num_threads(1)
-    repo = isolation.repo_root()
-    secret = isolation.secret_paths()
-    sys.path[:] = [sub_dir] + [
-        p for p in sys.path
-        if p and p != "." and os.path.realpath(p) != repo and not _under(p, secret)
-    ]
-    for name in list(sys.modules):
-        if _instructors(name):
-            del sys.modules[name]
-    # ``autograder.suites`` stays reachable through the package's own path. As root its folder
-    # is hidden; without root (a laptop) this finder is the best effort (the student can
-    # remove it: docs/design/threat-model.md says file-system isolation is best effort there).
-    sys.meta_path.insert(0, _RefuseInstructors())
-    sys.dont_write_bytecode = True
-
-
-def _instructors(name: str) -> bool:
-    return name.split(".")[0] in ("solutions", "tests") or name.startswith("autograder.suites")
-
-
-class _RefuseInstructors:
-    """A meta path finder that refuses the instructor's modules."""
-
-    @staticmethod
-    def find_spec(name: str, path: Any = None, target: Any = None) -> None:
-        if _instructors(name):
-            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
-        return None
-
-
-def _under(path: str, roots: list[str]) -> bool:
-    p = os.path.realpath(path)
-    return any(p == r or p.startswith(r.rstrip("/") + "/") for r in roots)

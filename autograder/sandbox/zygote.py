@@ -1,7 +1,7 @@
 """A pre-warmed process that forks workers (docs/design/measured-facts.md: ``import torch`` costs
 2+ s, a fork 30 ms).
 
-Started once per worker slot by :mod:`autograder.sandbox.session`; imports numpy, torch and the worker
+Started once per worker slot by :mod:`autograder.sandbox.slot`; imports numpy, torch and the worker
 code (running no torch op, so forked children do not hang), then obeys one-line JSON commands on
 its control socket: ``fork`` (the worker's socket arrives as a passed file descriptor), ``reap``,
 ``killall``, ``plan`` (decode a batch's requests for the workers to inherit) and ``exit``. It
@@ -100,8 +100,10 @@ def _warm_ops() -> None:
         meta = torch.nn.Linear(6, 3, device="meta")
         meta(torch.empty(2, 6, device="meta")) @ torch.empty(3, 4, device="meta")
         from autograder.sandbox import codec
+        from autograder.sandbox import frames
 
-        codec.decode(codec.encode({"t": t.detach(), "a": a, "h": t.half()})[8:])
+        frame = codec.encode({"t": t.detach(), "a": a, "h": t.half()})
+        codec.decode(frames.unframe(frame, codec.MAX_FRAME))
     except Exception:  # noqa: BLE001 - an optimisation only
         pass
     finally:
@@ -188,6 +190,7 @@ def _killall(uid: int) -> None:
 
 
 def main() -> None:
+    """Serve the slot's control socket (fd ``sys.argv[1]``) until ``exit`` or the grader goes."""
     ctl = socket.socket(fileno=int(sys.argv[1]))
     _preload()
     from autograder.sandbox import cgroups

@@ -31,7 +31,7 @@ def example_fingerprint() -> dict[str, str]:
 def banks_fingerprint() -> dict[str, str]:
     from tests.banks import all_variants
     from tests.helpers import grade_sources, with_replacement
-    from autograder.sandbox.session import Slot
+    from autograder.sandbox.slot import Slot
 
     found = {}
     with Slot(0) as slot:

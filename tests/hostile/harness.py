@@ -9,8 +9,6 @@ import os
 import shutil
 import signal
 import socket
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable
@@ -18,39 +16,12 @@ from pathlib import Path
 
 from autograder import catalogue
 
+from tests.helpers import course, course_env, finish, spawn  # noqa: F401 - the one CLI helper
+
 ROOT = Path(__file__).resolve().parents[2]
 #: Repository folders that are not the grader's business (other tools write there).
 SNAPSHOT_SKIP = {".venv", "venv", "build", "__pycache__", ".git", ".hypothesis", ".ruff_cache",
                  ".pytest_cache", "node_modules", "site", ".mypy_cache"}
-
-
-def course_env(**extra: str) -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "160", **extra}
-
-
-def spawn(*args: str, env: dict | None = None) -> subprocess.Popen:
-    """Start ``course`` in its own session (so that the whole of it can be killed)."""
-    return subprocess.Popen([sys.executable, "-m", "autograder.cli", *args], cwd=ROOT,
-                            env=env or course_env(), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
-
-
-def finish(proc: subprocess.Popen, timeout: float = 600) -> subprocess.CompletedProcess:
-    """Wait for ``proc``; past ``timeout`` its whole session is killed (rc -9)."""
-    try:
-        stdout, stderr = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        with contextlib.suppress(OSError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        stdout, stderr = proc.communicate()
-        return subprocess.CompletedProcess(proc.args, -9, stdout,
-                                           stderr + f"\n[killed after {timeout} s]")
-    return subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)
-
-
-def course(*args: str, env: dict | None = None,
-           timeout: float = 600) -> subprocess.CompletedProcess:
-    return finish(spawn(*args, env=env), timeout)
 
 
 def copy_solutions(dest: Path, topics: list[str] | None = None) -> Path:

@@ -41,10 +41,15 @@ from types import ModuleType
 from typing import Any
 
 from autograder import catalogue
-from autograder.sandbox import codec
 from autograder.grading import run as runner
+from autograder.sandbox import codec
+from autograder.sandbox import frames
+from autograder.sandbox import protocol
+# The worker's own request handler: the student's code runs in this kernel (nbgrader's model),
+# so the adapter is the worker here. It imports nothing that starts or confines a process
+# (slot, session, zygote, isolation): a notebook kernel is not the grader's host.
 from autograder.sandbox import worker
-from autograder.sandbox.session import BadResult, CallTimeout, StudentException, SubmissionFault
+from autograder.sandbox.errors import CallTimeout, SubmissionFault
 
 #: What a notebook may print during one public test before the rest is cut.
 OUTPUT_CAP = 4000
@@ -137,7 +142,8 @@ class NotebookSession:
         self.output = io.StringIO()
         self.timed_out: dict[str, str] = {}
 
-    def load(self, module: str) -> None:  # the notebook's cells already ran
+    def load(self, module: str) -> None:
+        """Nothing to import: the notebook's cells already ran (the Session's API)."""
         return None
 
     @contextlib.contextmanager
@@ -155,16 +161,22 @@ class NotebookSession:
     def call(self, module: str, name: str, args: tuple = (), kwargs: dict | None = None, *,
              keep: bool = False, op: str = "call", handle: Any = None,
              timeout: float | None = None) -> Any:
-        where = f"{module}.{name}" if op != "method" else f"{module}.{name} (method)"
+        """Call ``module.name(*args, **kwargs)`` in this kernel (or a method/probe, by ``op``),
+        its request and reply through the codec as across the sandbox's socket.
+
+        Raises:
+            CallTimeout: the call ran past ``timeout`` (default ``call_seconds``) seconds, or
+                an earlier call of the same function did.
+            StudentException, BadResult: as :func:`autograder.sandbox.protocol.interpret_reply`,
+                the one reply interpreter the sandbox's session uses too.
+        """
+        where = protocol.where_of(module, name, op)
         key = f"{module}.{name}"
         if key in self.timed_out:
             raise CallTimeout(self.timed_out[key])
-        req = {"op": op, "module": module, "name": name, "args": list(args),
-               "kwargs": dict(kwargs or {}), "keep": keep}
-        if handle is not None:
-            req["handle"] = handle
-        inside = codec.decode(codec.encode(req)[8:], tensors=self.server._tensor,
-                              handles=self.server._lookup)
+        req = protocol.request(module, name, args, kwargs, keep=keep, op=op, handle=handle)
+        inside = codec.decode(frames.unframe(codec.encode(req), codec.MAX_FRAME),
+                              tensors=self.server._tensor, handles=self.server._lookup)
         seconds = timeout or self.call_seconds
         self.pipe.frames.clear()
         with self._as_module(), contextlib.redirect_stdout(self.output), \
@@ -173,29 +185,23 @@ class NotebookSession:
                 with _alarm(seconds):
                     value = self.server.dispatch(inside)
             except _CallTimedOut:
-                self.timed_out[key] = f"{where}: not run again after an earlier call timed out"
-                raise CallTimeout(f"{where} did not return within {seconds:g} s "
-                                  "(an infinite loop, or far too slow)") from None
+                fault = protocol.call_timeout(where, seconds)
+                self.timed_out[key] = protocol.barred(where, fault)
+                raise fault from None
             except KeyboardInterrupt:
                 raise
             except BaseException as exc:  # noqa: BLE001 - sys.exit in student code is a result
-                self.pipe.sendall(codec.encode({"exc": worker._describe(exc)}))
+                self.pipe.sendall(codec.encode({"exc": worker.describe_exception(exc)}))
             else:
                 self.server.respond(value, keep=bool(inside.get("keep")))
         try:
-            reply = codec.decode(self.pipe.frames[-1][8:])
-        except codec.DecodeError as exc:
-            raise BadResult(f"{where} returned something that cannot be graded: {exc}") from None
-        if not isinstance(reply, dict) or len(reply) != 1:
-            raise BadResult(f"{where}: malformed reply")
-        if "exc" in reply and isinstance(reply["exc"], codec.RemoteException):
-            raise StudentException(reply["exc"], where)
-        value = reply.get("ok")
-        if isinstance(value, dict) and set(value) == {"__too_large__"}:
-            raise BadResult(f"{where} returned a result over {codec.MAX_FRAME >> 20} MiB")
-        return value
+            body = frames.unframe(self.pipe.frames[-1], codec.MAX_FRAME + 1024)
+        except frames.FrameError as exc:
+            raise protocol.unreadable(where, exc) from None
+        return protocol.interpret_reply(body, where)
 
     def take_output(self) -> str:
+        """What the notebook's code printed since the last call of this (then forgotten)."""
         text = self.output.getvalue()
         self.output = io.StringIO()
         return text

@@ -29,7 +29,7 @@ import json
 import re
 from pathlib import Path
 
-from autograder import catalogue, paths
+from autograder import catalogue, paths, templating
 from autograder.grading import run as runner
 
 ROOT = paths.ROOT
@@ -193,90 +193,15 @@ def topic_notebook(topic: catalogue.Topic, solution: str, specs: list[runner.Tes
 
 # ------------------------------------------------------------------ configuration
 
-CONFIG = '''\
-"""nbgrader configuration of "Linear Algebra for Transformers" (written by `course nbgrader`).
+#: nbgrader_config.py, the feedback page's MathJax macro and README.md are templates beside
+#: this module (templates/: :mod:`autograder.templating`).
+TEMPLATES = "autograder.exports.nbgrader"
 
-The autograded cells call the course's own suites through autograder.exports.nbgrader.adapter, so the
-kernel that runs them needs the course package: the instructor's environment (which autogrades)
-has the whole repository installed (`pip install -e .`); the students' environment needs only the
-student release (`course release`), which holds no solutions and no hidden tests.
 
-nbgrader runs every test in the student's kernel, where a determined student can tamper with the
-outcome. The tamper-proof path: grade the collected notebooks with the sandboxed grader,
-    course grade --class submitted --out grades
-"""
-
-import os
-
-import nbgrader
-from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
-from nbgrader.preprocessors import ClearHiddenTests, GetGrades
-
-from autograder.exports.nbgrader.feedback import HideTestInternals
-
-c = get_config()  # noqa: F821 - provided by traitlets when it loads this file
-HERE = os.path.dirname(os.path.abspath(__file__))
-
-c.CourseDirectory.course_id = {course_id!r}
-c.CourseDirectory.root = HERE
-
-# Hidden tests run at grading time; give a slow kernel room (seconds per cell).
-c.Execute.timeout = {timeout}
-c.Execute.kernel_name = "python3"
-
-# Feedback: nbgrader's default shows the hidden tests' source and tracebacks that quote hidden
-# lines. Strip the hidden regions again and cut tracebacks in test cells to their last line.
-c.GenerateFeedback.preprocessors = [GetGrades, ClearHiddenTests, HideTestInternals,
-                                    CSSHTMLHeaderPreprocessor]
-# ... and load no MathJax from a CDN: templates/course_feedback is nbgrader's feedback template
-# with an offline mathjax macro (formulas stay as TeX).
-c.HTMLExporter.template_name = "course_feedback"
-c.HTMLExporter.extra_template_basedirs = [
-    os.path.join(HERE, "templates"),
-    os.path.join(os.path.dirname(nbgrader.__file__), "server_extensions", "formgrader",
-                 "templates"),
-]
-'''
-
-MATHJAX_MACRO = '''\
-{%- macro mathjax(url="") -%}
-<!-- MathJax is not loaded: this feedback page works offline (formulas are shown as TeX). -->
-{%- endmacro %}
-'''
-
-README = '''\
-# nbgrader course: Linear Algebra for Transformers
-
-Written by `course nbgrader`. One assignment per topic (`source/<topic>/<topic>.ipynb`); each
-notebook's autograded cells call the course's own test suites (public tests, then hidden tests
-between `### BEGIN HIDDEN TESTS` / `### END HIDDEN TESTS`), with the points of the catalogue.
-
-## Environments
-
-- Instructor (runs `nbgrader` commands): the course repository installed, `pip install -e
-  '.[nbgrader]'`. Autograding needs the hidden suites and the solutions.
-- Students (their Jupyter kernels): the student release, `course release OUT` then
-  `pip install -e OUT`. It holds no solutions and no hidden tests.
-
-## Workflow (run in this folder)
-
-    nbgrader generate_assignment ex01_vectors     # release/: no solutions, no hidden tests
-    # ... release, students work, collect into submitted/<student>/ex01_vectors/ ...
-    nbgrader autograde ex01_vectors
-    nbgrader generate_feedback ex01_vectors       # hidden tests' source and inputs not shown
-    nbgrader export                               # grades.csv
-
-## Trust
-
-nbgrader runs the tests **in the student's kernel**, as it always does: code in the notebook runs
-in the same process as the tests and can tamper with them. For grades that count, grade the
-collected notebooks with the sandboxed grader, which reads `exNN_*.ipynb` files:
-
-    course grade --class submitted --out grades
-
-That is the tamper-proof path (see the instructors' guide). It grades the solution cells (the
-notebooks' autograded test cells are left out) with every public and hidden test, in the sandbox.
-'''
+def config_text(timeout: int = 600) -> str:
+    """The course's nbgrader_config.py, with its course id and ``timeout`` (seconds per cell)."""
+    return templating.fill(TEMPLATES, "nbgrader_config.py.tmpl", course_id=repr(COURSE_ID),
+                           timeout=int(timeout))
 
 
 def build(dest: Path, *, topics: list[str] | None = None, site_url: str = catalogue.SITE_URL,
@@ -289,15 +214,15 @@ def build(dest: Path, *, topics: list[str] | None = None, site_url: str = catalo
     """
     chosen = [catalogue.get_topic(t) for t in topics] if topics else list(catalogue.topics())
     dest.mkdir(parents=True, exist_ok=True)
-    (dest / "nbgrader_config.py").write_text(
-        CONFIG.format(course_id=COURSE_ID, timeout=int(timeout)), encoding="utf-8")
+    (dest / "nbgrader_config.py").write_text(config_text(timeout), encoding="utf-8")
     tpl = dest / "templates" / "course_feedback"
     tpl.mkdir(parents=True, exist_ok=True)
     (tpl / "conf.json").write_text(json.dumps(
         {"base_template": "feedback", "mimetypes": {"text/html": True}}, indent=2) + "\n",
         encoding="utf-8")
-    (tpl / "mathjax.html.j2").write_text(MATHJAX_MACRO, encoding="utf-8")
-    (dest / "README.md").write_text(README, encoding="utf-8")
+    (tpl / "mathjax.html.j2").write_text(templating.text(TEMPLATES, "mathjax.html.j2"),
+                                         encoding="utf-8")
+    (dest / "README.md").write_text(templating.text(TEMPLATES, "README.md"), encoding="utf-8")
     written = []
     for topic in chosen:
         sol = root / "solutions" / topic.filename

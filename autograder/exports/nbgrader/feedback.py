@@ -21,6 +21,8 @@ class HideTestInternals(NbGraderPreprocessor):
     """Cut tracebacks and stderr out of autograded test cells (feedback only)."""
 
     def preprocess_cell(self, cell: Any, resources: Any, index: int) -> tuple[Any, Any]:
+        """An autograded test cell with its tracebacks cut and its stderr dropped; any other
+        cell as it is (nbconvert's preprocessor hook)."""
         if cell.cell_type != "code" or not utils.is_grade(cell) or utils.is_solution(cell):
             return cell, resources
         kept = []

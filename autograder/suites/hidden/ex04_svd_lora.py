@@ -19,7 +19,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from autograder.sandbox import codec
-from autograder.sandbox import probes
 from autograder.authoring.checks import (
     expect_array,
     expect_equal,
@@ -30,12 +29,14 @@ from autograder.authoring.checks import (
     fail,
 )
 from autograder.authoring.suite import describe, graded
+# The suites' old local names: a Hypothesis test's examples are derived from its source
+# (derandomised), so the test bodies keep their text and their examples.
+from autograder.authoring.strategies import rounded as _round, seeded as _rng, seeds
 
 TOPIC = "ex04_svd_lora"
 
 # ---------------------------------------------------------------- shared strategies and helpers
 
-seeds = st.integers(0, 2**32 - 1)
 dims = st.integers(1, 9)
 matrix_shapes = st.tuples(dims, dims)
 #: a (d_in, d_out, r) triple of a LoRA layer with 1 <= r <= min(d_in, d_out)
@@ -48,9 +49,6 @@ SHAPES = [(6, 4), (4, 6), (5, 5), (1, 4), (4, 1), (9, 3), (2, 7), (1, 1)]
 SVD_TOL = {"float64": 1e-10, "float32": 2e-5, "float16": 4e-3}
 POWER_TOL = 1e-6  # power iteration: an iterative method, loosened (stated in the descriptions)
 
-
-def _rng(seed: int) -> np.random.Generator:
-    return np.random.default_rng(seed)
 
 
 def _orth(rng: np.random.Generator, m: int, r: int) -> np.ndarray:
@@ -649,10 +647,22 @@ def test_power_property(sub, ref, shape, seed):
     _check_power(sub.power_iteration(W), W, what=f"failed on a generated input of shape {shape}")
 
 
+#: Library routines that compute an SVD or an eigendecomposition (power_iteration must not).
+DECOMPOSITIONS = (
+    "numpy.linalg.svd", "numpy.linalg.eig", "numpy.linalg.eigh", "numpy.linalg.eigvals",
+    "numpy.linalg.eigvalsh",
+    "torch.linalg.svd", "torch.linalg.svdvals", "torch.linalg.eig", "torch.linalg.eigh",
+    "torch.linalg.eigvals", "torch.linalg.eigvalsh", "torch.svd", "torch.svd_lowrank",
+    "torch.pca_lowrank", "scipy.linalg.svd", "scipy.linalg.svdvals", "scipy.linalg.eig",
+    "scipy.linalg.eigh", "scipy.linalg.eigvals", "scipy.linalg.eigvalsh",
+    "scipy.sparse.linalg.svds", "scipy.sparse.linalg.eigs", "scipy.sparse.linalg.eigsh",
+)
+
+
 @graded("power_iteration", "calls no SVD or eigen-solver routine", advisory=True)
 def test_power_no_svd(sub, ref):
     W = _gap_matrix(_rng(87), 6, 4)
-    out = sub.probe("library_calls", TOPIC, "power_iteration", list(probes.DECOMPOSITIONS), W)
+    out = sub.probe("library_calls", TOPIC, "power_iteration", list(DECOMPOSITIONS), W)
     if not isinstance(out, dict) or "calls" not in out:
         fail(f"could not watch power_iteration run (got {describe(out)})")
     if out["calls"]:
@@ -689,10 +699,6 @@ def _base(sub, d_in: int, d_out: int, *, W0=None, b0=None, bias: bool = True,
         base.probe("load_state", {k: _spec(v, dtype) for k, v in state.items()})
     return base
 
-
-def _round(a: np.ndarray, dtype: str) -> np.ndarray:
-    """The float64 values a tensor of ``dtype`` built from ``a`` holds."""
-    return torch.from_numpy(np.asarray(a, np.float64)).to(getattr(torch, dtype)).double().numpy()
 
 
 def _ref_forward(W0, b0, A, B, alpha: float, x) -> np.ndarray:

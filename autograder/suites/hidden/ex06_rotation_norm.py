@@ -14,12 +14,14 @@ from hypothesis import strategies as st
 
 from autograder.authoring.checks import expect_array, expect_message_names, expect_raises, fail
 from autograder.authoring.suite import describe, graded
+# The suites' old local names: a Hypothesis test's examples are derived from its source
+# (derandomised), so the test bodies keep their text and their examples.
+from autograder.authoring.strategies import float64_array as _array, seeded as _rng, seeds
 
 TOPIC = "ex06_rotation_norm"
 
 # ---------------------------------------------------------------- shared strategies and helpers
 
-seeds = st.integers(0, 2**32 - 1)
 angles = st.floats(-20.0, 20.0, allow_nan=False, allow_infinity=False)
 #: leading (batch, head) axes of a query/key array
 lead_shapes = st.sampled_from([(), (1,), (2,), (2, 3), (1, 1)])
@@ -30,9 +32,6 @@ norm_shapes = st.tuples(lead_shapes, st.integers(1, 4), feature_dims).map(
     lambda t: (*t[0], t[1], t[2]))
 
 
-def _rng(seed: int) -> np.random.Generator:
-    return np.random.default_rng(seed)
-
 
 def _pair(got: object, what: str) -> tuple[np.ndarray, np.ndarray]:
     """qk_norm returns a pair (tuples arrive as lists)."""
@@ -40,12 +39,6 @@ def _pair(got: object, what: str) -> tuple[np.ndarray, np.ndarray]:
         fail(f"{what}: expected a pair (q_normed, k_normed), got {describe(got)}")
     return got[0], got[1]
 
-
-def _array(got: object, shape: tuple[int, ...], what: str) -> np.ndarray:
-    """A float64 ndarray of ``shape`` (checked before the test computes with it)."""
-    if not isinstance(got, np.ndarray) or got.shape != shape or got.dtype != np.float64:
-        fail(f"{what}: expected {shape} float64, got {describe(got)}")
-    return got
 
 
 def _qk(sub, ref, q, k, wq, wk, what, *, dtype_q=None, dtype_k=None, **kw) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from autograder.authoring.checks import expect_array, expect_equal, expect_raises, fail
-from autograder.sandbox.session import StudentException
+from autograder.sandbox.errors import StudentException
 from autograder.authoring.suite import describe, graded
 
 TOPIC = "ex02_projections"

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Gradescope runs this once, as root, when it builds the autograder image (written by
+# `course gradescope`). Choose a base image whose python3 the course supports (3.10 or newer).
+set -euo pipefail
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q
+apt-get install -y -q python3 python3-venv python3-pip
+# The workers' sandbox: bubblewrap's allow-list view where the container lets it make
+# namespaces (else the grader falls back, as the course's threat model says), libseccomp
+# for the keyring filter.
+apt-get install -y -q --no-install-recommends bubblewrap libseccomp2
+# The venv lives outside /autograder: grading workers may not read anything under /autograder.
+python3 -m venv @{venv}
+@{venv}/bin/python -m pip install -q --upgrade pip
+# torch first, pinned, from PyTorch's CPU index: left to the resolver, an unpinned torch pulls a
+# multi-GB CUDA build that Gradescope's CPU machines cannot use.
+@{venv}/bin/python -m pip install -q "torch==2.13.0" --index-url https://download.pytorch.org/whl/cpu
+@{venv}/bin/python -m pip install -q -e /autograder/source
+# rfc3987-syntax (pulled in by jupyter-events) slows every nbformat import by ~2 s; unused.
+@{venv}/bin/python -m pip uninstall -q -y rfc3987-syntax || true

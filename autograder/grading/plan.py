@@ -1,0 +1,226 @@
+"""The batch plan, recorded: the reference solution graded once, every request and reply kept.
+
+See :mod:`autograder.grading.replay` for how a plan is used and why no verdict changes.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import functools
+import inspect
+import math
+import sys
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any
+
+from autograder.grading import run as runner
+from autograder.grading.examples import Example, recording_examples
+from autograder.sandbox.errors import SubmissionFault
+from autograder.sandbox.protocol import Call
+from autograder.sandbox.session import Session
+from autograder.sandbox.slot import Slot
+
+
+
+@dataclass
+class TopicPlan:
+    """One topic's recorded calls, in order, and which of them each test made."""
+
+    topic: str
+    calls: list[Call] = field(default_factory=list)
+    #: test name -> (start, stop) into ``calls``, and the replies the reference got there.
+    spans: dict[str, tuple[int, int]] = field(default_factory=dict)
+    expected: dict[str, list[bytes]] = field(default_factory=dict)
+    #: tests the reference passed: only those may pass on matching replies alone.
+    passed: set[str] = field(default_factory=set)
+    #: a passed Hypothesis test's examples, in the order Hypothesis ran them.
+    examples: dict[str, list[Example]] = field(default_factory=dict)
+    #: the reference, its results kept for every submission (see MemoReference)
+    ref: MemoReference | None = None
+    #: (test, digest of its replies) -> (passed, message, replies used): the verdict a test
+    #: gave on exactly these replies, using no others (see run_planned)
+    verdicts: dict[tuple[str, bytes], tuple[bool, str, tuple[int, ...]]] = field(
+        default_factory=dict)
+
+    #: "public" or "hidden": a plan covers one phase of a topic (runner.PHASES)
+    phase: str = "public"
+
+    MAX_VERDICTS = 20_000  # per topic: memory stays bounded as a class grows
+
+    @property
+    def key(self) -> str:
+        """The plan's name for :meth:`Slot.preload` and :meth:`Session.pipeline`."""
+        return f"{self.topic}:{self.phase}"
+
+
+
+class MemoReference:
+    """The reference module, with its functions' results kept per argument values.
+
+    A test that runs again (its replies differ from the reference's) computes the same
+    expected values for every submission: "reference values computed once per batch". Only
+    functions of the module itself, called on plain values (numbers, strings, NumPy arrays,
+    CPU tensors without gradients, and tuples, lists and dicts of them), returning plain values,
+    are kept; a function that changes its arguments is never kept. A hit returns a copy. Results
+    are kept while the reference itself is graded (those are the calls other submissions' tests
+    repeat), then the memo is frozen: memory stays that of one grading.
+    """
+
+    MAX_ENTRIES = 50_000
+
+    def __init__(self, module: ModuleType) -> None:
+        self._module = module
+        self._cache: dict[Any, Any] = {}
+        self._wrapped: dict[str, Any] = {}
+        self._impure: set[str] = set()
+        self.frozen = False
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self._module, name)
+        if not (inspect.isfunction(attr) and attr.__module__ == self._module.__name__):
+            return attr
+        wrapped = self._wrapped.get(name)
+        if wrapped is None:
+            wrapped = self._wrapped[name] = self._memoised(name, attr)
+        return wrapped
+
+    def _memoised(self, name: str, fn: Any) -> Any:
+        @functools.wraps(fn)
+        def call(*args: Any, **kwargs: Any) -> Any:
+            key = None if name in self._impure else _key((name, args, kwargs))
+            if key is None:
+                return fn(*args, **kwargs)
+            if key in self._cache:
+                return copy.deepcopy(self._cache[key])
+            result = fn(*args, **kwargs)
+            if _key((name, args, kwargs)) != key:
+                self._impure.add(name)  # it changed its arguments: never kept
+            elif (not self.frozen and len(self._cache) < self.MAX_ENTRIES
+                  and _key(result) is not None):
+                self._cache[key] = copy.deepcopy(result)
+            return result
+
+        return call
+
+
+def _key(x: Any) -> Any:
+    """A hashable stand-in for a plain value, equal only for identical values (or None)."""
+    import numpy as np
+
+    t = type(x)
+    if x is None or t in (bool, int, str):
+        return (t.__name__, x)
+    if t is float or t is complex:
+        return (t.__name__, repr(x))  # tells -0.0 from 0.0, and nan equals nan
+    if t in (tuple, list):
+        items = tuple(_key(v) for v in x)
+        return None if None in items else (t.__name__, items)
+    if t is dict:
+        items = tuple((k, _key(v)) for k, v in x.items())
+        return None if not all(type(k) is str for k, _ in items) or any(
+            v is None for _, v in items) else ("dict", items)
+    if t is np.ndarray and x.dtype.kind in "biufc":
+        return ("nd", x.dtype.str, x.shape, x.tobytes())
+    if isinstance(x, np.generic) and x.dtype.kind in "biufc":
+        return ("np", x.dtype.str, x.tobytes())
+    torch = sys.modules.get("torch")
+    if (torch is not None and t is torch.Tensor and x.device.type == "cpu"
+            and not x.requires_grad and x.layout == torch.strided):
+        return ("tensor", str(x.dtype), tuple(x.shape), _tensor_bytes(x, torch))
+    return None
+
+
+def _tensor_bytes(x: Any, torch: Any) -> bytes:
+    y = x.detach().contiguous()
+    if y.dtype == torch.bfloat16:
+        y = y.view(torch.int16)
+    return y.numpy().tobytes()
+
+
+def reference_sources() -> dict[str, bytes]:
+    """The reference solution's topic files (none in a student release: no plan there)."""
+    from autograder import catalogue
+
+    found = {}
+    for topic in catalogue.topic_modules():
+        path = runner.SOLUTIONS_DIR / f"{topic}.py"
+        if path.is_file():
+            found[topic] = path.read_bytes()
+    return found
+
+
+def record(slot: Slot, specs: dict[str, list[runner.TestSpec]], sources: dict[str, bytes],
+           public_slot: Slot | None = None) -> dict[str, dict[str, TopicPlan]]:
+    """Grade ``sources`` (the reference solution) on ``slot`` and record every test's calls.
+
+    A topic whose recording was disturbed (its import failed, its worker restarted) gets no
+    plan, and its tests then run one call at a time, as without a plan.
+    """
+    session = Session(public_slot or slot, sources)
+    # The trusted reference has no deadline of its own (its calls keep their limits): a small
+    # --submission-timeout would leave the later topics without a plan, for nothing.
+    session.limits = dataclasses.replace(session.limits, submission_seconds=math.inf)
+    plans: dict[str, dict[str, TopicPlan]] = {}
+    try:
+        # In the order a submission is graded (grade.grade_loaded): every topic's public tests,
+        # then every topic's hidden tests (on ``slot``, in a fresh worker).
+        for phase in runner.PHASES:
+            if phase == "hidden":
+                if not any(s.visibility == phase for t in specs.values() for s in t):
+                    break
+                session.switch(slot, phase)
+            for topic, topic_specs in specs.items():
+                phase_specs = [s for s in topic_specs if s.visibility == phase]
+                if topic not in sources or not phase_specs:
+                    continue
+                plan = _record_topic(session, topic, phase_specs, phase)
+                if plan is not None:
+                    plans.setdefault(topic, {})[phase] = plan
+    finally:
+        session.close()
+    # The public tests' zygote holds their requests decoded; every worker inherits them.
+    # Hidden requests are never preloaded: a worker that runs student code holds no hidden
+    # input before a test asks (an import-time error could quote them all into a topic's
+    # note, which the student sees at once: test_hidden_text.py). They travel as frames when
+    # their topic's hidden tests run.
+    public = {p.key: p.calls for phases in plans.values() for p in phases.values()
+              if p.phase == "public"}
+    (public_slot or slot).preload(public)
+    return plans
+
+
+def _record_topic(session: Session, topic: str, specs: list[runner.TestSpec],
+                  phase: str = "public") -> TopicPlan | None:
+    try:
+        session.load(topic)
+        session.forget()
+    except SubmissionFault:
+        return None
+    generation = session.generation
+    ref = MemoReference(runner.reference(topic))  # filled as the reference is graded
+    plan = TopicPlan(topic, ref=ref, phase=phase)
+    for spec in specs:
+        if spec.gpu:
+            continue
+        session.recorder = []
+        try:
+            with recording_examples(spec.fn) as examples:
+                result = runner.run_test(session, spec, ref)
+        finally:
+            calls, session.recorder = session.recorder, None
+        start = len(plan.calls)
+        plan.calls.extend(calls)
+        plan.spans[spec.name] = (start, len(plan.calls))
+        plan.expected[spec.name] = [c.reply for c in calls]
+        if result.passed:
+            plan.passed.add(spec.name)
+            if examples:
+                plan.examples[spec.name] = examples
+    ref.frozen = True
+    if session.generation != generation:
+        return None  # the worker restarted: the calls are not one worker's sequence
+    return plan
+
+

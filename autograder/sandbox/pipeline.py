@@ -1,0 +1,264 @@
+"""Pipelining: a batch's recorded calls sent to the worker all at once, their replies kept
+and fed to the tests that ask the same (autograder.grading.replay decides what to send).
+
+The worker serves pipelined requests exactly as if they came one at a time; only the round trips
+go. :class:`Pipelining` is a part of :class:`autograder.sandbox.session.Session` (its methods
+are the session's), kept here because it is a job of its own: the budget it may take
+(:data:`PIPELINE_SHARE`), the memory it may hold (:data:`PIPELINE_BYTES`), and the rule that a
+recorded reply is used only while the test's requests match the recording byte for byte.
+"""
+
+from __future__ import annotations
+
+import selectors
+import time
+from dataclasses import dataclass, field
+
+from autograder.sandbox import codec
+from autograder.sandbox import frames
+from autograder.sandbox.errors import SubmissionFault, budget_spent
+from autograder.sandbox.protocol import Call, unreadable
+
+#: Seconds a pipeline waits between reads, for replies to gather.
+PIPELINE_NAP = 0.002
+
+#: The most reply bytes one pipeline keeps (a correct submission's largest topic: 0.7 MB).
+PIPELINE_BYTES = 32 * 2**20
+
+#: The share of the submission's budget its pipelines may take, all together (a correct
+#: submission's take a few seconds of the default 120 s): see :meth:`Pipelining._speculation`.
+PIPELINE_SHARE = 0.25
+
+
+@dataclass
+class Pipelined:
+    """The replies to a pipelined list of calls (``None``: not run) and where it stopped.
+
+    ``seconds[i]`` is how long call ``i`` took: it is charged to the submission's budget only
+    when a test uses the reply (:meth:`Pipelining.charge`), as if the call had been made then; a
+    call no test reaches (a failing test stops early) costs the submission nothing.
+    """
+
+    replies: list[bytes | None]
+    seconds: list[float] = field(default_factory=list)
+    failed_at: int | None = None
+    failure: SubmissionFault | None = None
+    generation: int = 0
+
+    def fail(self, i: int, exc: SubmissionFault) -> None:
+        """Record that call ``i`` met ``exc`` (a test making that call raises it again)."""
+        self.failed_at, self.failure = i, exc
+
+
+class Pipelining:
+    """The session's pipelined calls and the feeding of their replies to tests.
+
+    Uses the session's state: ``limits``, ``slot``, ``sock``, ``generation``, ``spent``,
+    ``piped``, ``student_seconds``, ``refusals``, ``fed_log``, ``source_generation``,
+    ``_planned``, ``_worker_epoch``, ``_feed``, and its methods ``_ensure_worker``, ``_kill``,
+    ``_timeout``, ``_timed_out``, ``_died``, ``out_of_time``.
+    """
+
+    def _speculation(self) -> float:
+        """How long this session's pipelines may take, all together.
+
+        Pipelined calls run before any test reads them; a slow, wrong function runs all its
+        recorded calls though its failing test would stop at the first. Past this share of
+        the budget, the rest is asked call by call (the hard deadline counts all of it).
+        """
+        return self.limits.submission_seconds * PIPELINE_SHARE
+
+    def pipeline(self, calls: list[Call], topic: str | None = None) -> Pipelined:
+        """Send every call at once and collect the replies in order, each within its limits.
+
+        The worker serves requests one after another exactly as if they came one at a time;
+        only the round trips go (a few hundred microseconds each, thousands per submission).
+        Each reply must arrive within its own call's time limit, counted from the previous
+        reply, and the submission's budget still bounds the whole. At the first failure
+        (timeout, death, an oversized reply, the budget spent) the worker is killed and the
+        rest is left unrun: the tests then make those calls themselves, one at a time, as
+        they always could.
+
+        With ``topic``, and the zygote holding that topic's plan decoded (:meth:`Slot.preload`),
+        one short request stands for all of them; the worker answers exactly the same way.
+        """
+        out = Pipelined([None] * len(calls), [0.0] * len(calls))
+        budget = self.limits.submission_seconds
+        if (not calls or self.spent >= budget or self.piped >= self._speculation()
+                or self.out_of_time()):
+            return out
+        self._ensure_worker()
+        out.generation = self.generation
+        sock, limit = self.sock, codec.MAX_FRAME + 1024
+        if (topic is not None and self.slot.preloaded.get(topic) == len(calls)
+                and self._worker_epoch == self.slot.plan_epoch
+                and (self.generation, topic) not in self._planned):
+            self._planned.add((self.generation, topic))  # a worker answers a plan once
+            data = memoryview(codec.encode({"op": "plan", "topic": topic}))
+        else:
+            data = memoryview(b"".join(c.frame for c in calls))
+        sent, inbuf, pos, i, kept = 0, bytearray(), 0, 0, 0
+        sock.setblocking(False)
+        sel = selectors.DefaultSelector()
+        sel.register(sock, selectors.EVENT_READ | selectors.EVENT_WRITE)
+        t_prev = time.monotonic()
+        timeout = self._timeout(calls[0].timeout)
+        deadline = t_prev + max(timeout, 0.01)
+        try:
+            while i < len(calls):
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    out.seconds[i] = self._piped(t_prev)
+                    if self.out_of_time():  # the hard deadline, not this call's own limit
+                        self._kill()
+                        out.fail(i, budget_spent(calls[i].where, budget))
+                        break
+                    # Raised, and the function barred from further calls, when a test makes
+                    # this call (Session.call), as if it had made it live.
+                    out.fail(i, self._timed_out(calls[i].where, timeout))
+                    break
+                for _key, mask in sel.select(left):
+                    if mask & selectors.EVENT_WRITE and sent < len(data):
+                        try:
+                            sent += sock.send(data[sent:sent + (1 << 20)])
+                        except BlockingIOError:
+                            pass
+                        if sent == len(data):
+                            sel.modify(sock, selectors.EVENT_READ)
+                    if mask & selectors.EVENT_READ:
+                        try:
+                            chunk = sock.recv(1 << 20)
+                        except BlockingIOError:
+                            continue
+                        if not chunk:
+                            raise EOFError("worker closed the connection")
+                        inbuf += chunk
+                while (body := frames.frame_at(inbuf, pos, limit)) is not None:
+                    now = time.monotonic()
+                    out.seconds[i] = self._piped(t_prev, now)
+                    kept += body.stop - body.start
+                    if kept > PIPELINE_BYTES:
+                        # Held until the tests have read them: past this, a worker returning
+                        # huge results one after another would exhaust the grader's memory.
+                        # The rest is asked again call by call (and dropped after each test).
+                        self._kill()
+                        return out
+                    out.replies[i] = bytes(inbuf[body])
+                    pos = body.stop
+                    t_prev, i = now, i + 1
+                    if i == len(calls):
+                        break
+                    if self.piped >= self._speculation():
+                        # Pipelines may take their share of the budget, no longer: the rest
+                        # is asked call by call, within what is left before the deadline.
+                        self._kill()
+                        return out
+                    timeout = self._timeout(calls[i].timeout)
+                    deadline = now + max(timeout, 0.01)
+                if pos > 1 << 22:
+                    del inbuf[:pos]
+                    pos = 0
+                if i < len(calls) and sent == len(data):
+                    # Replies come every few dozen microseconds: waking for each one cost the
+                    # grader as much CPU as the worker spent. A short nap lets them gather
+                    # (the socket buffers them; a call's deadline is unchanged).
+                    time.sleep(PIPELINE_NAP)
+            else:
+                if len(inbuf) > pos:  # bytes nobody asked for: this worker is not to be trusted
+                    self._kill()
+        except (EOFError, ConnectionError, OSError) as exc:
+            out.seconds[i] = self._piped(t_prev)
+            out.fail(i, self._died(calls[i].where))
+            out.failure.__cause__ = exc
+        except frames.FrameError as exc:  # a length over the limit
+            out.seconds[i] = self._piped(t_prev)
+            self._kill()
+            out.fail(i, unreadable(calls[i].where, exc))
+        finally:
+            sel.close()
+            if self.sock is sock:
+                sock.setblocking(True)
+        return out
+
+    def _piped(self, t0: float, now: float | None = None) -> float:
+        """Count the seconds since ``t0`` as pipelined and as the student's; return them."""
+        dt = (now or time.monotonic()) - t0
+        self.piped += dt
+        self.student_seconds += dt
+        return dt
+
+    def affordable(self, seconds: list[float]) -> bool:
+        """Whether calls taking ``seconds`` would all have run within the budget, call by call
+        (each is refused once the budget is spent before it starts)."""
+        spent = self.spent
+        for dt in seconds:
+            if spent >= self.limits.submission_seconds:
+                return False
+            spent += dt
+        return True
+
+    def charge(self, seconds: float) -> None:
+        """Charge pipelined calls a test used to the submission's budget."""
+        self.spent += seconds
+
+    def pipeline_alive(self, replies: Pipelined) -> bool:
+        """Whether the worker that gave ``replies`` still runs (its objects still exist)."""
+        return self.sock is not None and self.generation == replies.generation
+
+    def feed(self, calls: list[Call] | None = None, replies: Pipelined | None = None,
+             start: int = 0, stop: int = 0) -> None:
+        """Serve requests from pipelined replies while they match ``calls[start:stop]``.
+
+        A test replays its recorded calls: each request it makes is compared, byte for byte,
+        with the next recorded one; on a match the reply the worker already gave is used (or
+        the failure that call met is raised again); from the first mismatch on, the test goes
+        on with live calls. ``feed()`` stops feeding.
+        """
+        self._feed = None if calls is None or replies is None else [calls, replies, start, stop]
+
+    def feed_position(self) -> int | None:
+        """The index of the next recorded call :meth:`feed` compares with (None: not feeding)."""
+        return None if self._feed is None else self._feed[2]
+
+    def rewind(self, position: int | None) -> None:
+        """Feed again from ``position`` (a re-run of a failing example asks the same)."""
+        if self._feed is not None and position is not None:
+            self._feed[2] = position
+
+    def _fed(self, req: dict, frame: bytes, where: str) -> bytes | None:
+        """The recorded reply body for ``frame`` while feeding matches, else None (go live).
+
+        Raises:
+            BudgetExhausted: the budget is spent (the call is refused, as it would be live).
+            SubmissionFault: the failure the pipeline met at this very call.
+        """
+        if self._feed is None:
+            return None
+        calls, replies, i, stop = self._feed
+        if i >= stop or calls[i].frame != frame:
+            self._feed = None  # diverged (or done): live from here on
+            return None
+        self._feed[2] = i + 1
+        if replies.failed_at != i:
+            if replies.replies[i] is None:  # never run (the pipeline stopped before): live
+                self._feed = None
+                return None
+            if not self.pipeline_alive(replies) and (
+                    req.get("keep") or req.get("op") in ("method", "probe", "lib")
+                    or b'"__handle__"' in frame):
+                # The worker that answered is gone, and with it the objects it made: from the
+                # first call that makes or uses one, the test goes on live (red team: it was
+                # handed objects of a dead worker). Plain values stay as good as recorded.
+                self._feed = None
+                return None
+        if self.spent >= self.limits.submission_seconds or self.out_of_time():
+            self._feed = None
+            self.refusals += 1
+            raise budget_spent(where, self.limits.submission_seconds)
+        self.charge(replies.seconds[i])
+        self.fed_log.append(i)
+        if replies.failed_at == i:
+            self._feed = None
+            raise replies.failure
+        self.source_generation = replies.generation
+        return replies.replies[i]

@@ -1,0 +1,217 @@
+"""`course reset`: the pristine stub of an exercise, and putting one function back to it.
+
+The pristine stub of a topic (for `reset`, and to skip checking a file nobody has touched yet)
+comes from, in order: ``solutions/`` through the stub generator (the instructors' repository);
+``autograder/pristine/<topic>.py`` (a copy a student release may ship); the version of
+``exercises/<topic>.py`` that the course repository's git history added first (a student's
+clone of the release).
+"""
+
+from __future__ import annotations
+
+import ast
+import datetime as dt
+import functools
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+
+from autograder import catalogue, paths
+from autograder.authoring import stubs
+
+
+ROOT = paths.ROOT
+PRISTINE_DIR = ROOT / "autograder" / "pristine"
+BACKUP_DIR = ".backup"
+
+
+class ResetError(Exception):
+    """`course reset` cannot do its job (exit code 1)."""
+
+
+# ---------------------------------------------------------------- pristine stubs
+
+@functools.cache
+def pristine_stub(module: str) -> str | None:
+    """The generated stub of a topic, or None when no source for it is available."""
+    topic = catalogue.get_topic(module)
+    solution = stubs.solution_path(topic)
+    if solution.is_file():
+        return stubs.make_stub(solution.read_text("utf-8"), topic)
+    shipped = PRISTINE_DIR / topic.filename
+    if shipped.is_file():
+        return shipped.read_text("utf-8")
+    return _first_committed(f"exercises/{topic.filename}")
+
+
+def _first_committed(rel: str) -> str | None:
+    """The text ``rel`` had when the repository's history first added it (read-only git)."""
+    if not (ROOT / ".git").exists():
+        return None
+    try:
+        log = subprocess.run(["git", "-C", str(ROOT), "log", "--diff-filter=A", "--format=%H",
+                              "--", rel], capture_output=True, text=True, timeout=20, check=False)
+        commits = log.stdout.split()
+        if log.returncode or not commits:
+            return None
+        shown = subprocess.run(["git", "-C", str(ROOT), "show", f"{commits[-1]}:{rel}"],
+                               capture_output=True, timeout=20, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return shown.stdout.decode("utf-8") if shown.returncode == 0 else None
+
+
+# ---------------------------------------------------------------- where an exercise lives
+
+def _lines(text: str, keepends: bool = False) -> list[str]:
+    """Lines as the parser numbers them: split at \\n only (str.splitlines would also split
+    at form feeds and U+2028 inside strings, and the numbers would no longer match)."""
+    lines = re.findall(r"[^\n]*\n|[^\n]+\Z", text)
+    return lines if keepends else [line.rstrip("\r\n") for line in lines]
+
+
+def _span(text: str, name: str) -> tuple[int, int] | None:
+    """(first, last) 0-based line numbers of the top-level ``def``/``class`` ``name``:
+    decorators and trailing indented lines (comments after the last statement) included.
+    The last definition wins, as in Python. None when the file does not define it."""
+    lines = _lines(text)
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return _span_by_text(lines, name)
+    found = None
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) \
+                and node.name == name:
+            start = min([node.lineno, *(d.lineno for d in node.decorator_list)]) - 1
+            found = (start, node.end_lineno - 1)
+    if found is None:
+        return None
+    start, end = found
+    j = end + 1
+    while j < len(lines) and (not lines[j].strip() or lines[j][:1] in " \t"):
+        j += 1
+    while j - 1 > end and not lines[j - 1].strip():
+        j -= 1
+    return start, j - 1
+
+
+def _span_by_text(lines: list[str], name: str) -> tuple[int, int] | None:
+    """The same for a file that does not parse (a syntax error elsewhere must not stop a
+    reset): from the ``def``/``class`` line (and its decorators) to the stub's end-of-section
+    marker if it follows, else to the last indented line before the next top-level line."""
+    head = re.compile(rf"^(?:async\s+def|def|class)\s+{re.escape(name)}\b")
+    starts = [i for i, line in enumerate(lines) if head.match(line)]
+    if not starts:
+        return None
+    start = starts[-1]
+    while start > 0 and lines[start - 1].startswith("@"):
+        start -= 1
+    marker = f"# --8<-- [end:{name}]"
+    j = starts[-1] + 1
+    while j < len(lines) and lines[j].strip() != marker and (
+            not lines[j].strip() or lines[j][:1] in " \t)]}"):
+        j += 1
+    while j - 1 > starts[-1] and not lines[j - 1].strip():
+        j -= 1
+    return start, j - 1
+
+
+def segment(text: str, name: str) -> str | None:
+    """The source of the top-level ``def``/``class`` ``name`` in ``text``, or None."""
+    span = _span(text, name)
+    if span is None:
+        return None
+    return "\n".join(_lines(text)[span[0]: span[1] + 1])
+
+
+def exercise_state(text: str | None, ex: catalogue.Exercise) -> str:
+    """``no file``, ``missing`` (not defined), ``todo`` (still raises the stub's
+    NotImplementedError) or ``written``."""
+    if text is None:
+        return "no file"
+    seg = segment(text, ex.name)
+    if seg is None:
+        return "missing"
+    stub_raise = re.compile(rf"NotImplementedError\(\s*[\"']{re.escape(ex.qualname)}[.:]")
+    return "todo" if stub_raise.search(seg) else "written"
+
+
+# ---------------------------------------------------------------- reset
+
+def _backup(path: Path) -> Path:
+    folder = path.parent / BACKUP_DIR
+    folder.mkdir(exist_ok=True)
+    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    dest = folder / f"{path.name}.{stamp}"
+    n = 1
+    while dest.exists():
+        dest = folder / f"{path.name}.{stamp}-{n}"
+        n += 1
+    shutil.copy2(path, dest)
+    return dest
+
+
+def write_keeping_mode(path: Path, data: bytes) -> None:
+    """Replace ``path`` atomically (an editor or `course watch` never sees half a file)."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        if path.exists():
+            shutil.copymode(path, tmp)
+        else:
+            os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def reset(folder: Path, key: str) -> tuple[catalogue.Exercise, Path | None]:
+    """Put exercise ``key``'s ``def``/``class`` back to its generated stub; nothing else in
+    the file changes. Returns the exercise and the backup of the previous file (None when the
+    file was missing or already held the stub).
+
+    Raises:
+        KeyError: unknown exercise (usage).
+        ResetError: no pristine stub available, or the file cannot be read.
+    """
+    ex = catalogue.get_exercise(key)
+    topic = catalogue.get_topic(ex.topic)
+    stub = pristine_stub(topic.module)
+    if stub is None:
+        raise ResetError(f"no original stub of {topic.filename} is available here "
+                         f"(looked in solutions/, {PRISTINE_DIR} and the git history)")
+    stub_span = _span(stub, ex.name)
+    if stub_span is None:
+        raise ResetError(f"the stub of {topic.filename} does not define {ex.name}")
+    path = folder / topic.filename
+    if not path.exists():
+        folder.mkdir(parents=True, exist_ok=True)
+        write_keeping_mode(path, stub.encode("utf-8"))
+        return ex, None
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ResetError(f"cannot read {path}: {exc}") from None
+    eol = "\r\n" if "\r\n" in text else "\n"
+    lines = _lines(text, keepends=True)
+    fresh = [line + eol for line in _lines(stub)[stub_span[0]: stub_span[1] + 1]]
+    span = _span(text, ex.name)
+    if span is None:  # the student deleted it: append the stub's section at the end
+        tail = "" if not lines or lines[-1].endswith(("\n", "\r")) else eol
+        new = text + tail + eol + eol + f"# --8<-- [start:{ex.name}]{eol}" + "".join(fresh) \
+            + f"# --8<-- [end:{ex.name}]{eol}"
+    else:
+        new = "".join(lines[: span[0]] + fresh + lines[span[1] + 1:])
+    if new == text:
+        return ex, None
+    backup = _backup(path)
+    write_keeping_mode(path, new.encode("utf-8"))
+    return ex, backup

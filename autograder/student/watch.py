@@ -1,0 +1,92 @@
+"""`course watch`: re-run the public checks of the topics whose files were saved."""
+
+from __future__ import annotations
+
+import signal
+import time
+from pathlib import Path
+
+
+from autograder import catalogue
+from autograder.cli.console import console, print_failures
+from autograder.grading.run import TestResult
+from autograder.student.progress import progress, progress_table, run_public, summary_line
+
+
+#: How many failures `course watch` prints after each save.
+WATCH_FAILURES = 5
+
+
+# ---------------------------------------------------------------- watch
+
+def _failures(results: list[TestResult], limit: int = WATCH_FAILURES) -> None:
+    if results:
+        print_failures(results, limit, f"failures: course check {results[0].spec.topic}")
+
+
+def _changed_topics(changes, folder: Path, topics: list[catalogue.Topic]) -> list[catalogue.Topic]:
+    names = {Path(p).name for _, p in changes if Path(p).parent == folder}
+    return [t for t in topics if t.filename in names or f"{t.module}.ipynb" in names]
+
+
+def watch(folder: Path, topics: list[catalogue.Topic], once: bool = False) -> int:
+    """`course watch`: check once, then re-check each topic whose file is saved, showing the
+    progress table and that topic's first failures. Ctrl-C exits 0; with ``once``, exit after
+    the first re-check (0 when that topic passes, 1 otherwise)."""
+    import watchfiles
+
+    from autograder.sandbox.slot import Slot
+
+    folder = folder.resolve()
+    wanted = {t.filename for t in topics} | {f"{t.module}.ipynb" for t in topics}
+
+    def only_topics(change, path: str) -> bool:
+        return Path(path).name in wanted
+
+    def stop(signum, frame):  # `kill`, a closed terminal: stop as on Ctrl-C, workers reaped
+        raise KeyboardInterrupt
+
+    previous = {}
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        try:
+            previous[sig] = signal.signal(sig, stop)
+        except ValueError:  # not the main thread: leave signals alone
+            pass
+    try:
+        with Slot(0) as slot:
+            console.print(f"Checking {len(topics)} topic(s) in {folder} …")
+            results = run_public(slot, folder, topics)
+            console.print(progress_table(progress(folder, topics, results),
+                                         exercises=len(topics) == 1))
+            console.print(f"Watching {folder} for saved changes; Ctrl-C to quit.", soft_wrap=True)
+            for changes in watchfiles.watch(folder, watch_filter=only_topics, recursive=False,
+                                            raise_interrupt=False):
+                changed = _changed_topics(changes, folder, topics)
+                if not changed:
+                    continue
+                if console.is_terminal:
+                    console.clear()
+                stamp = time.strftime("%H:%M:%S")
+                console.print(f"[{stamp}] re-checking {', '.join(t.filename for t in changed)}",
+                              highlight=False, markup=False)
+                results.update(run_public(slot, folder, changed))
+                table = progress(folder, topics, results)
+                console.print(progress_table(table, exercises={t.module for t in changed}))
+                for top in changed:
+                    rs = results[top.module]
+                    if rs and all(r.passed for r in rs):
+                        console.print(f"[bold green]✓ {top.module}: all {len(rs)} public tests "
+                                      "pass.[/]")
+                    _failures(rs)
+                console.print(summary_line(table))
+                if once:
+                    ok = all(r.passed for t in changed for r in results[t.module])
+                    return 0 if ok else 1
+                console.print(f"Watching {folder}; Ctrl-C to quit.", soft_wrap=True)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    console.print("Stopped watching.")
+    return 0

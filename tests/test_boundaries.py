@@ -1,0 +1,191 @@
+"""The package's boundaries, read from its source: the trust boundary, no import cycle, and no
+module over 400 lines (issue 12).
+
+The trusted side is every module that runs in the grader's process: the sandbox's session,
+slot, pipeline, protocol, errors, frames, codec, tensor_tags, host, allowlist and cgroups, and
+everything outside ``autograder/sandbox/`` but the nbgrader adapter. It never imports a module
+of the untrusted side (:data:`UNTRUSTED`: what runs only in the zygote or in a worker, next to
+student code). Imports are parsed with :mod:`ast`, those inside functions too, so a lazy import
+cannot hide from the check.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from tests.helpers import ROOT
+
+PACKAGE = ROOT / "autograder"
+
+#: Modules that run only in the zygote or in a worker (the untrusted side of the boundary).
+UNTRUSTED = frozenset({
+    "autograder.sandbox.zygote", "autograder.sandbox.worker", "autograder.sandbox.probes",
+    "autograder.sandbox.interpreter", "autograder.sandbox.isolation",
+})
+
+#: What the untrusted side may import of the package: the models and formats both sides share.
+#: A worker importing the grading code, the suites or the session would hold the judging logic
+#: (and the reference's whereabouts) next to student code.
+SHARED = frozenset({
+    "autograder.sandbox.codec", "autograder.sandbox.frames", "autograder.sandbox.tensor_tags",
+    "autograder.sandbox.cgroups", "autograder.sandbox.host", "autograder.limits",
+    "autograder.paths",
+})
+
+#: (importer, imported) pairs allowed across the boundary, each with its reason.
+CROSSINGS = {
+    # The suites run inside the notebook kernel: nbgrader's model, where the student's code runs
+    # in this very process (docs/design/threat-model.md). The adapter IS the worker there.
+    ("autograder.exports.nbgrader.adapter", "autograder.sandbox.worker"):
+        "nbgrader's in-kernel model: the adapter dispatches through the worker's own handler",
+}
+
+#: The modules outside ``autograder/suites/`` still over :data:`MAX_LINES`, and why.
+LONG_MODULES: dict[str, str] = {}
+
+MAX_LINES = 400
+
+
+def _name(path: Path) -> str:
+    rel = path.relative_to(ROOT).with_suffix("")
+    parts = rel.parts[:-1] if rel.name == "__init__" else rel.parts
+    return ".".join(parts)
+
+
+def _modules() -> dict[str, Path]:
+    return {_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def imports_of(source: str, name: str, known: set[str]) -> set[str]:
+    """The package modules ``source`` (the module ``name``) imports, at any depth of its code.
+
+    ``from autograder.sandbox import worker`` names the module ``autograder.sandbox.worker``;
+    ``from autograder.sandbox.worker import Server`` and ``import autograder.sandbox.worker``
+    the same; relative imports are resolved against ``name``; a string passed to
+    ``importlib.import_module`` counts too. Only names in ``known`` are kept.
+    """
+    found: set[str] = set()
+    package = name.rsplit(".", 1)[0]
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                up = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(up + ([base] if base else []))
+            # A submodule named in ``from pkg import sub`` is the edge; a name of pkg's own
+            # (a function, a class) makes pkg the edge.
+            found.update(f"{base}.{a.name}" if f"{base}.{a.name}" in known else base
+                         for a in node.names)
+        elif (isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(
+                node.func, "id", None)) == "import_module" and node.args
+              and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
+            found.add(node.args[0].value)
+    return {m for m in found if m in known and m != name}
+
+
+def _graph() -> dict[str, set[str]]:
+    mods = _modules()
+    known = set(mods)
+    return {m: imports_of(p.read_text("utf-8"), m, known) for m, p in mods.items()}
+
+
+def trust_violations(graph: dict[str, set[str]]) -> list[tuple[str, str]]:
+    """(trusted importer, untrusted module) pairs of ``graph`` not in :data:`CROSSINGS`."""
+    return sorted((m, d) for m, deps in graph.items() if m not in UNTRUSTED
+                  for d in deps if d in UNTRUSTED and (m, d) not in CROSSINGS)
+
+
+def cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import cycle of ``graph`` (its modules in order, the first repeated), or None."""
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(n: str) -> list[str] | None:
+        state[n] = 1
+        stack.append(n)
+        for d in sorted(graph.get(n, ())):
+            if state.get(d) == 1:
+                return stack[stack.index(d):] + [d]
+            if d not in state and (found := visit(d)):
+                return found
+        state[n] = 2
+        stack.pop()
+        return None
+
+    for n in sorted(graph):
+        if n not in state and (found := visit(n)):
+            return found
+    return None
+
+
+def test_the_trusted_side_never_imports_the_untrusted_side():
+    assert not trust_violations(_graph())
+
+
+def test_the_check_sees_every_form_of_import_and_lazy_ones():
+    """The checker itself: each spelling of an import of the worker, inside a function too."""
+    known = {"autograder.sandbox.worker", "autograder.sandbox", "autograder.sandbox.session",
+             "autograder.sandbox.codec"}
+    for code in ("from autograder.sandbox import worker",
+                 "from autograder.sandbox.worker import Server",
+                 "import autograder.sandbox.worker as w",
+                 "def f():\n    from autograder.sandbox import worker",
+                 "def f():\n    from . import worker",
+                 "import importlib\nimportlib.import_module('autograder.sandbox.worker')"):
+        graph = {"autograder.sandbox.session": imports_of(code, "autograder.sandbox.session",
+                                                          known)}
+        assert trust_violations(graph) == [
+            ("autograder.sandbox.session", "autograder.sandbox.worker")], code
+    shared = imports_of("from autograder.sandbox import codec\nfrom autograder.sandbox.codec "
+                        "import encode", "autograder.sandbox.session", known)
+    assert shared == {"autograder.sandbox.codec"}
+    assert trust_violations({"autograder.sandbox.session": shared}) == []
+
+
+def test_the_untrusted_side_imports_only_what_both_sides_share():
+    graph = _graph()
+    bad = sorted((m, d) for m in UNTRUSTED for d in graph.get(m, ())
+                 if d not in SHARED and d not in UNTRUSTED
+                 and d != "autograder" and d != "autograder.sandbox")
+    assert not bad, bad
+
+
+def test_every_named_module_exists():
+    """The lists above name real modules: a rename must not leave the boundary unchecked."""
+    mods = _modules()
+    missing = sorted((UNTRUSTED | SHARED | {m for pair in CROSSINGS for m in pair}) - set(mods))
+    assert not missing, missing
+
+
+def test_each_allowed_crossing_is_still_made():
+    """A crossing that is no longer made leaves the list: the debt shown is the real one."""
+    graph = _graph()
+    stale = sorted(pair for pair in CROSSINGS if pair[1] not in graph.get(pair[0], ()))
+    assert not stale, stale
+
+
+def test_no_import_cycle():
+    graph = _graph()
+    found = cycle(graph)
+    assert found is None, " -> ".join(found or [])
+
+
+def test_the_cycle_finder_finds_cycles():
+    assert cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert cycle({"a": {"b"}, "b": set()}) is None
+
+
+def _lines(path: Path) -> int:
+    return len(path.read_text("utf-8").splitlines())
+
+
+def test_no_module_outside_the_suites_is_over_400_lines():
+    over = {m: _lines(p) for m, p in _modules().items()
+            if not m.startswith("autograder.suites") and _lines(p) > MAX_LINES}
+    unlisted = {m: n for m, n in over.items() if m not in LONG_MODULES}
+    assert not unlisted, f"over {MAX_LINES} lines: {unlisted}"
+    stale = sorted(set(LONG_MODULES) - set(over))
+    assert not stale, f"no longer over {MAX_LINES} lines, remove from LONG_MODULES: {stale}"

@@ -8,7 +8,7 @@ Two fingerprints live beside this file:
   are meant to change between runs or releases: ``execution_time`` and the grader's and
   libraries' versions (docs/design/interface.md, determinism).
 - ``banks.json``: for each bank variant (tests/banks/), the SHA-256 of its call-by-call verdicts:
-  every test's name, pass/fail and message, in order, with decimal numbers in messages replaced
+  every test's name, pass/fail and message, in order, with every number in messages replaced
   (sign included) by ``#``: a wrong variant that draws random weights reports values that
   depend on the torch generator's state, which differs with what ran before it in the worker
   (the hidden phase runs in fresh workers, autograder/grading/loop.py).
@@ -60,12 +60,12 @@ def outputs_fingerprint(out: Path) -> dict[str, str]:
     return found
 
 
-_DECIMAL = re.compile(r"-?\d+\.\d+(e[-+]?\d+)?")
+NUMBER = re.compile(r"-?\d+(\.\d+)?(e[-+]?\d+)?")
 
 
 def verdicts_digest(results: dict) -> str:
-    """SHA-256 of (name, passed, message with decimals as ``#``) for every test, in order."""
-    rows = [[name, bool(r.passed), _DECIMAL.sub("#", r.message)] for name, r in results.items()]
+    """SHA-256 of (name, passed, message with numbers as ``#``) for every test, in order."""
+    rows = [[name, bool(r.passed), NUMBER.sub("#", r.message)] for name, r in results.items()]
     return _sha(json.dumps(rows, ensure_ascii=False).encode("utf-8"))
 
 

@@ -6,6 +6,8 @@ STAMP  := $(VENV)/.installed
 # torch==2.13.0 first: on the course machines that is a CPU wheel on disk; left to the resolver,
 # an unpinned torch pulls a multi-GB CUDA build. pip's constraint file (if any) stays in force.
 TORCH  := torch==2.13.0
+# Triton pinned beside it (topic 8; the CPU build of torch does not bring it).
+TRITON := triton==3.9.0
 
 .PHONY: venv demo test test-quick docs serve stubs check clean
 
@@ -18,7 +20,7 @@ $(STAMP): pyproject.toml scripts/install_sandbox.sh
 	-bash scripts/install_sandbox.sh
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q $(TORCH)
+	$(PY) -m pip install -q $(TORCH) $(TRITON)
 	$(PY) -m pip install -q -e '.[dev]'
 	# rfc3987-syntax adds ~2 s to every nbformat/jsonschema import (docs/design/measured-facts.md) and nothing we use needs it
 	-$(PY) -m pip uninstall -q -y rfc3987-syntax

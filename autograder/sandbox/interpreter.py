@@ -20,13 +20,14 @@ def prepare(sub_dir: str) -> None:
     """Make this (forked, isolated) interpreter the student's: ``sub_dir`` first on
     ``sys.path``, the repository and its solutions nowhere, the instructor's modules gone
     from ``sys.modules`` and refused at import, scratch files in the worker's private folder,
-    output line-buffered, torch on one thread."""
+    output line-buffered, torch on one thread, Triton's folders private (:func:`triton_folders`)."""
     os.environ["OMP_NUM_THREADS"] = "1"
     # Scratch files go to the worker's private dir, which is removed after the submission
     # (its ``tmp``: the worker may not write next to the grader's output.txt).
     scratch = os.path.join(os.path.dirname(sub_dir), "tmp")
     os.environ["TMPDIR"] = os.environ["HOME"] = scratch if os.path.isdir(scratch) else sub_dir
     tempfile.tempdir = None
+    triton_folders(os.environ["HOME"])
     # Line-buffered: a worker ends with SIGKILL, which would drop what print() left in the
     # buffer (the student's output would then depend on when the buffer happened to fill).
     for stream in (sys.stdout, sys.stderr):
@@ -53,6 +54,36 @@ def prepare(sub_dir: str) -> None:
     # remove it: docs/design/threat-model.md says file-system isolation is best effort there).
     sys.meta_path.insert(0, _RefuseInstructors())
     sys.dont_write_bytecode = True
+
+
+#: Where Triton 3.9 writes (``triton/knobs.py``): its home, and below it the kernel cache,
+#: the IR dumps and the kernel overrides. ``TRITON_HOME``'s default is read once, when the zygote
+#: imports triton, from the *zygote's* HOME (the grader's own, not the worker's private one), so
+#: each one is set here; the three folders are set too, not left to follow the home, so that
+#: none can point elsewhere.
+TRITON_FOLDERS = {"TRITON_HOME": "", "TRITON_CACHE_DIR": ".triton/cache",
+                  "TRITON_DUMP_DIR": ".triton/dump", "TRITON_OVERRIDE_DIR": ".triton/override"}
+#: Triton variables that would send its cache elsewhere (a cache class of one's choosing, a
+#: remote cache): never set in a worker (the zygote's environment holds none either).
+TRITON_ELSEWHERE = ("TRITON_CACHE_MANAGER", "TRITON_REMOTE_CACHE_BACKEND")
+
+
+def triton_folders(home: str) -> dict[str, str]:
+    """Point every folder Triton writes into ``home`` (the worker's private folder), before
+    any student code runs; the variables set, by name.
+
+    Triton reads them from the environment at each use (``triton.knobs.env_str``), so a cache
+    file one submission writes lands in its own folder, which is gone before the next
+    submission starts, and nothing reaches the grader's ``~/.triton``
+    (docs/design/threat-model.md, Triton kernels). Whether triton is installed does not
+    matter: only variables are set.
+    """
+    folders = {name: os.path.join(home, sub) if sub else home
+               for name, sub in TRITON_FOLDERS.items()}
+    os.environ.update(folders)
+    for name in TRITON_ELSEWHERE:
+        os.environ.pop(name, None)
+    return folders
 
 
 def _instructors(name: str) -> bool:

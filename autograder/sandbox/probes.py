@@ -140,3 +140,52 @@ def library_calls(server: Any, module: str, name: str, watched: list, *args: Any
         for owner, attr, orig in reversed(patched):
             setattr(owner, attr, orig)
     return {"result": out, "calls": sorted(calls)}
+
+
+#: The classes whose ``run`` every Triton kernel launch goes through (``kernel[grid](...)``
+#: calls ``run(*args, grid=grid, warmup=False)``; an autotuner's or a heuristic's launch ends
+#: in its kernel's ``run``): the interpreter's and the compiler's, Triton 3.9.
+TRITON_LAUNCHERS = (("triton.runtime.interpreter", "InterpretedFunction"),
+                    ("triton.runtime.jit", "JITFunction"))
+
+
+def triton_launches(server: Any, module: str, name: str, *args: Any, **kwargs: Any) -> dict:
+    """Run ``module.name(*args, **kwargs)`` counting the Triton kernels it launches.
+
+    For the duration of the call, the ``run`` method of both launch classes
+    (:data:`TRITON_LAUNCHERS`) is wrapped by a counter and put back afterwards, whatever the
+    call did; a warm-up (``warmup=True``, compiling without running) is not counted, nor is a
+    ``@triton.jit`` function called from inside a kernel (not a launch). Where triton is not
+    installed nothing is patched and the count is 0: no Triton kernel could have run.
+    Advisory (topic 8, docs/design/exercise-api.md): code that patches Triton itself, or
+    launches through something else, fools it.
+
+    Returns:
+        ``{"result": <the call's value>, "launches": <kernels launched>}``.
+    """
+    launches = [0]
+    patched: list[tuple[type, Any]] = []
+
+    def counting(orig: Any) -> Any:
+        def run(self: Any, *a: Any, **k: Any) -> Any:
+            if not k.get("warmup"):
+                launches[0] += 1
+            return orig(self, *a, **k)
+        return run
+
+    for mod_name, cls_name in TRITON_LAUNCHERS:
+        try:
+            cls = getattr(importlib.import_module(mod_name), cls_name)
+        except (ImportError, AttributeError):
+            continue
+        orig = cls.__dict__.get("run")
+        if orig is None:
+            continue
+        cls.run = counting(orig)
+        patched.append((cls, orig))
+    try:
+        out = getattr(importlib.import_module(module), name)(*args, **kwargs)
+    finally:
+        for cls, orig in reversed(patched):
+            cls.run = orig
+    return {"result": out, "launches": launches[0]}

@@ -69,14 +69,27 @@ def slot_user(slot: int) -> tuple[int, int]:
     return pw.pw_uid, pw.pw_gid
 
 
-def _clean_env() -> dict[str, str]:
-    """The zygote's environment: a few of the grader's variables, one thread per library."""
+def _clean_env(triton_interpret: bool = True) -> dict[str, str]:
+    """The zygote's environment: a few of the grader's variables, one thread per library, and
+    Triton's interpreter on unless ``triton_interpret`` is False.
+
+    None of the grader's ``TRITON_*`` variables is kept (a shared cache folder or a remote
+    cache would reach every submission); each worker points Triton's folders into its own
+    private folder (:func:`autograder.sandbox.interpreter.prepare`).
+    """
     keep = ("PATH", "LANG", "LC_ALL", "HOME", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE",
             # CUDA must still find its libraries and devices for the gpu tests.
             "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "CUDA_HOME")
     env = {k: os.environ[k] for k in keep if k in os.environ}
     env.update(PYTHONPATH=repo_root(), PYTHONHASHSEED="0", OMP_NUM_THREADS="1",
                MKL_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", PYTHONDONTWRITEBYTECODE="1")
+    if triton_interpret:
+        # Topic 8's kernels run on CPU tensors through Triton's interpreter, on every machine,
+        # so a grade does not depend on whether the grader has a GPU. Triton reads this flag
+        # when ``@triton.jit`` decorates a kernel (the submission's import, in the worker), so
+        # it must be in the environment before then: here, from the zygote's start
+        # (docs/design/measured-facts.md, Triton in the sandbox).
+        env["TRITON_INTERPRET"] = "1"
     return env
 
 
@@ -84,9 +97,13 @@ class Slot:
     """One worker slot: a zygote process, a private temp root and (as root) its own uid."""
 
     def __init__(self, index: int = 0, limits: Limits | None = None,
-                 hide: list[str] | None = None) -> None:
+                 hide: list[str] | None = None, *, triton_interpret: bool = True) -> None:
         self.index = index
         self.limits = limits or Limits()
+        #: Whether this slot's workers run Triton kernels through the interpreter (CPU
+        #: tensors) or compile them (CUDA tensors, a GPU-only slot): docs/design/threat-model.md,
+        #: Triton kernels.
+        self.triton_interpret = triton_interpret
         self.uid: int | None = None
         self.gid: int | None = None
         self._lock_fd: int | None = None
@@ -127,8 +144,8 @@ class Slot:
             command = cgroups.joining(self.cgroup, allowlist.wrap(command, self.tmp_root,
                                                                   self.hide))
         self._proc = subprocess.Popen(
-            command, pass_fds=[child.fileno()], cwd=self.tmp_root, env=_clean_env(),
-            stdin=subprocess.DEVNULL)
+            command, pass_fds=[child.fileno()], cwd=self.tmp_root,
+            env=_clean_env(self.triton_interpret), stdin=subprocess.DEVNULL)
         child.close()
         self._ctl = parent
         self._ctl_file = parent.makefile("rb")

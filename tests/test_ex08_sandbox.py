@@ -1,0 +1,415 @@
+"""Topic 8's Triton kernels inside the sandbox: interpreted on CPU tensors, within the default
+limits, with Triton's folders private to each worker, on both isolation paths.
+
+The submissions here are this file's own tiny Triton programs (a row softmax and a 64 × 64
+attention-like kernel), graded through the real sandbox as ``tests/test_sandbox.py`` does.
+Skipped where triton is not installed: the other topics do not need it
+(``test_without_triton_the_numpy_topics_still_grade`` shows that).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import importlib.util
+import os
+import pwd
+import secrets
+from pathlib import Path
+
+import pytest
+import torch
+
+from autograder.limits import Limits
+from autograder.sandbox import allowlist, probes, zygote
+from autograder.sandbox import slot as slot_module
+from autograder.sandbox.codec import TensorData
+from autograder.sandbox.errors import StudentException
+from autograder.sandbox.interpreter import TRITON_FOLDERS
+from autograder.sandbox.session import Session
+from autograder.sandbox.slot import Slot
+from tests.helpers import grade_sources, solution_source
+
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(
+    importlib.util.find_spec("triton") is None,
+    reason="triton is not installed (topic 8 needs it; pip install triton==3.9.0)")]
+
+TOPIC = "ex08_flash_attention"
+
+#: A Triton submission: kernels, the functions that launch them, and probes of the worker.
+KERNELS = r'''
+import os
+import resource
+import sys
+import time
+
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _row_softmax(x_ptr, y_ptr, n_cols, stride, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * stride + cols, mask=cols < n_cols, other=float("-inf"))
+    e = tl.exp(x - tl.max(x, 0))
+    tl.store(y_ptr + row * stride + cols, e / tl.sum(e, 0), mask=cols < n_cols)
+
+
+def softmax_rows(x):
+    y = torch.empty_like(x)
+    block = triton.next_power_of_2(x.shape[1])
+    _row_softmax[(x.shape[0],)](x, y, x.shape[1], x.stride(0), BLOCK=block)
+    return y
+
+
+def softmax_twice(x):
+    return softmax_rows(softmax_rows(x))
+
+
+def torch_softmax(x):
+    return torch.softmax(x, -1)
+
+
+@triton.jit
+def _attention(q_ptr, k_ptr, v_ptr, o_ptr, L, S, scale, E: tl.constexpr,
+               BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    bh = tl.program_id(1)
+    rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    e = tl.arange(0, E)
+    q = tl.load(q_ptr + bh * L * E + rows[:, None] * E + e[None, :], mask=rows[:, None] < L,
+                other=0.0)
+    m = tl.full((BLOCK_M,), float("-inf"), tl.float32)
+    s_sum = tl.zeros((BLOCK_M,), tl.float32)
+    acc = tl.zeros((BLOCK_M, E), tl.float32)
+    for start in range(0, S, BLOCK_N):
+        cols = start + tl.arange(0, BLOCK_N)
+        kv = bh * S * E + cols[:, None] * E + e[None, :]
+        k = tl.load(k_ptr + kv, mask=cols[:, None] < S, other=0.0)
+        v = tl.load(v_ptr + kv, mask=cols[:, None] < S, other=0.0)
+        s = tl.where(cols[None, :] < S, tl.dot(q, tl.trans(k)) * scale, float("-inf"))
+        m_new = tl.maximum(m, tl.max(s, 1))
+        p = tl.exp(s - m_new[:, None])
+        alpha = tl.exp(m - m_new)
+        s_sum = s_sum * alpha + tl.sum(p, 1)
+        acc = acc * alpha[:, None] + tl.dot(p, v)
+        m = m_new
+    tl.store(o_ptr + bh * L * E + rows[:, None] * E + e[None, :], acc / s_sum[:, None],
+             mask=rows[:, None] < L)
+
+
+def attention(q, k, v, block=16):
+    BH, L, E = q.shape
+    o = torch.empty_like(q)
+    grid = (triton.cdiv(L, block), BH)
+    _attention[grid](q, k, v, o, L, k.shape[1], E ** -0.5, E, block, block)
+    return o
+
+
+def _status(key):
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(key + ":"):
+                return int(line.split()[1]) * 1024
+    return -1
+
+
+def attention_cost(q, k, v):
+    """The kernel's output, with what running it cost this worker."""
+    t0 = time.process_time()
+    o = attention(q, k, v)
+    return {"out": o, "cpu_seconds": time.process_time() - t0,
+            "vm_peak": _status("VmPeak"), "vm_hwm": _status("VmHWM"),
+            "threads": len(os.listdir("/proc/self/task")),
+            "address_space_limit": resource.getrlimit(resource.RLIMIT_AS)[0]}
+
+
+def triton_dirs():
+    return {"HOME": os.environ["HOME"], "home": triton.knobs.cache.home_dir,
+            "cache": triton.knobs.cache.dir, "dump": triton.knobs.cache.dump_dir,
+            "override": triton.knobs.cache.override_dir}
+
+
+def cache_put(key, text):
+    """Write a file through Triton's own cache (where a compiled kernel would go)."""
+    from triton.runtime.cache import get_cache_manager
+    try:
+        return get_cache_manager(key).put(text, "planted.txt", binary=False)
+    except OSError as exc:
+        return type(exc).__name__
+
+
+def cache_get(key):
+    from triton.runtime.cache import get_cache_manager
+    return get_cache_manager(key).get_file("planted.txt")
+
+
+def libcuda_lookup():
+    """Triton's own search for libcuda (``ldconfig -p``, on a GPU)."""
+    from triton.backends.nvidia import driver
+    try:
+        return ["found", driver.libcuda_dirs()]
+    except Exception as exc:
+        return ["not found", type(exc).__name__]
+
+
+def active_driver():
+    try:
+        return type(triton.runtime.driver.active).__name__
+    except Exception as exc:
+        return type(exc).__name__
+'''
+
+#: A module that imports no Triton: what the zygote preloaded, seen from a worker.
+PLAIN = r'''
+import os
+import sys
+
+import numpy as np
+
+
+def seen(names):
+    return {"interpret": os.environ.get("TRITON_INTERPRET"),
+            "preloaded": [n for n in names if n in sys.modules]}
+
+
+def norm(x):
+    return float(np.linalg.norm(np.asarray(x)))
+'''
+
+
+@pytest.fixture(scope="module")
+def session(slot):
+    s = Session(slot, {TOPIC: KERNELS.encode()})
+    yield s
+    s.close()
+
+
+def call(s: Session, name: str, *args, module: str = TOPIC):
+    return s.call(module, name, args)
+
+
+def _qkv(bh: int = 4, L: int = 64, S: int = 64, E: int = 32) -> tuple[torch.Tensor, ...]:
+    g = torch.Generator().manual_seed(8)
+    return tuple(torch.randn(bh, n, E, generator=g) for n in (L, S, S))
+
+
+def _reference(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    q, k, v = (t.double() for t in (q, k, v))
+    return torch.softmax(q @ k.transpose(-1, -2) * q.shape[-1] ** -0.5, -1) @ v
+
+
+def tensor(got: TensorData, dtype: str = "float32", shape: tuple[int, ...] | None = None
+           ) -> torch.Tensor:
+    """A returned tensor's values, once its tag is the one expected."""
+    assert isinstance(got, TensorData), got
+    assert got.dtype == dtype and got.device == "cpu", got.describe()
+    assert shape is None or got.shape == shape, got.describe()
+    return torch.from_numpy(got.values)
+
+
+# ------------------------------------------------------------------ interpreter and preload
+
+
+def test_workers_interpret_triton_and_the_zygote_preloaded_it(slot):
+    s = Session(slot, {"ex01_vectors": PLAIN.encode()})
+    try:
+        got = call(s, "seen", list(zygote.TRITON_MODULES), module="ex01_vectors")
+    finally:
+        s.close()
+    assert got == {"interpret": "1", "preloaded": list(zygote.TRITON_MODULES)}
+
+
+def test_a_triton_kernel_runs_on_cpu_tensors_in_the_worker(session):
+    x = torch.randn(5, 37, generator=torch.Generator().manual_seed(1))
+    got = tensor(call(session, "softmax_rows", x), shape=(5, 37))
+    torch.testing.assert_close(got, torch.softmax(x, -1), rtol=1e-5, atol=1e-6)
+
+
+def test_a_64x64_attention_kernel_fits_the_default_limits(session):
+    """B·H = 4, L = S = 64, E = 32, 16 × 16 blocks: 16 programs of 4 key blocks each, under
+    the worker's real 4 GiB address-space cap (numbers: docs/design/measured-facts.md)."""
+    q, k, v = _qkv()
+    got = call(session, "attention_cost", q, k, v)
+    torch.testing.assert_close(tensor(got["out"]).double(), _reference(q, k, v),
+                               rtol=1e-4, atol=1e-5)
+    if not os.path.exists("/dev/nvidiactl"):  # with a GPU the cap is RLIMIT_DATA instead
+        assert got["address_space_limit"] == Limits().address_space
+    assert 0 < got["vm_peak"] < Limits().address_space
+    assert got["threads"] <= 2, got  # one thread measured: the interpreter starts none
+    print(f"\n64x64 attention in a worker: {got['cpu_seconds']:.2f} s CPU, VmPeak "
+          f"{got['vm_peak'] / 2**20:.0f} MiB, VmHWM {got['vm_hwm'] / 2**20:.0f} MiB, "
+          f"{got['threads']} thread(s)")
+
+
+def test_the_interpreter_runs_under_a_small_process_cap():
+    """Four processes and threads in all for the worker's uid (the default is 64)."""
+    with Slot(3, Limits(processes=4)) as small:
+        s = Session(small, {TOPIC: KERNELS.encode()})
+        try:
+            q, k, v = _qkv(bh=1, L=32, S=32, E=16)
+            got = call(s, "attention_cost", q, k, v)
+        finally:
+            s.close()
+    torch.testing.assert_close(tensor(got["out"]).double(), _reference(q, k, v),
+                               rtol=1e-4, atol=1e-5)
+
+
+def test_a_failed_libcuda_lookup_is_harmless(session):
+    """Triton's GPU driver looks for libcuda with ``/sbin/ldconfig -p`` (bound in the
+    allow-list view); off a GPU the lookup fails inside the student's call, and so does asking
+    for the active driver, and the worker goes on."""
+    found, what = call(session, "libcuda_lookup")
+    if not os.path.exists("/dev/nvidiactl"):
+        assert found == "not found", what
+    assert isinstance(call(session, "active_driver"), str)
+    x = torch.ones(2, 3)
+    got = tensor(call(session, "softmax_rows", x))
+    torch.testing.assert_close(got, torch.full((2, 3), 1 / 3))
+
+
+# ------------------------------------------------------------------ the launch-counting probe
+
+
+def test_the_probe_counts_kernel_launches(session):
+    x = torch.randn(3, 8, generator=torch.Generator().manual_seed(2))
+    one = session.call(TOPIC, "triton_launches", (TOPIC, "softmax_rows", x), op="probe")
+    assert one["launches"] == 1
+    torch.testing.assert_close(tensor(one["result"]), torch.softmax(x, -1), rtol=1e-5, atol=1e-6)
+    two = session.call(TOPIC, "triton_launches", (TOPIC, "softmax_twice", x), op="probe")
+    assert two["launches"] == 2
+    q, k, v = _qkv(bh=2, L=16, S=48, E=8)
+    attn = session.call(TOPIC, "triton_launches", (TOPIC, "attention", q, k, v), {"block": 16},
+                        op="probe")
+    assert attn["launches"] == 1  # one launch of a grid of programs
+
+
+def test_the_probe_counts_no_launch_for_pure_torch_and_restores_triton(session):
+    x = torch.randn(3, 8, generator=torch.Generator().manual_seed(3))
+    got = session.call(TOPIC, "triton_launches", (TOPIC, "torch_softmax", x), op="probe")
+    assert got["launches"] == 0
+    torch.testing.assert_close(tensor(got["result"]), torch.softmax(x, -1))
+    # Put back afterwards: a kernel launched outside the probe still runs, and is not counted.
+    torch.testing.assert_close(tensor(call(session, "softmax_rows", x)), torch.softmax(x, -1))
+    assert session.call(TOPIC, "triton_launches", (TOPIC, "torch_softmax", x),
+                        op="probe")["launches"] == 0
+
+
+def test_the_probe_puts_triton_back_when_the_call_raises(session):
+    with pytest.raises(StudentException):
+        session.call(TOPIC, "triton_launches", (TOPIC, "softmax_rows", "not a tensor"),
+                     op="probe")
+    x = torch.randn(2, 4, generator=torch.Generator().manual_seed(4))
+    got = session.call(TOPIC, "triton_launches", (TOPIC, "softmax_rows", x), op="probe")
+    assert got["launches"] == 1  # one wrapper, not two stacked: the first was removed
+
+
+def test_the_probe_counts_zero_where_triton_is_missing(monkeypatch):
+    """In-process (the probe is plain code): with no triton to import, nothing is patched."""
+    monkeypatch.setattr(probes, "TRITON_LAUNCHERS", (("no_such_triton.jit", "JITFunction"),))
+    got = probes.triton_launches(None, "math", "sqrt", 4.0)
+    assert got == {"result": 2.0, "launches": 0}
+
+
+# ------------------------------------------------------------------ Triton's folders
+
+
+def _b32(key: str) -> str:
+    return base64.b32encode(bytes.fromhex(key)).decode().rstrip("=")
+
+
+@pytest.fixture(params=["bubblewrap", "fallback"])
+def isolation_path(request, monkeypatch):
+    """Run a test once in bubblewrap's allow-list view (where it works) and once on the
+    fallback path without it (as tests/test_isolation.py forces it)."""
+    if request.param == "bubblewrap" and not allowlist.usable():
+        pytest.skip("bubblewrap is not usable here: " + allowlist.status())
+    if request.param == "fallback":
+        monkeypatch.setattr(allowlist, "usable", lambda: False)
+    return request.param
+
+
+def test_triton_writes_only_into_the_workers_private_folder(isolation_path):
+    """Triton's home, cache, dump and override folders lie in the worker's own scratch folder;
+    a file put in Triton's cache lands there, nowhere on the host (not the grader's
+    ``~/.triton``, not ``/root/.triton``, not the slot user's home), and the next submission on
+    the same slot does not find it. A kernel also runs on this path."""
+    key = hashlib.sha256(secrets.token_bytes(16)).hexdigest()
+    with Slot(4, Limits(call_seconds=60)) as slot:
+        first = Session(slot, {TOPIC: KERNELS.encode()})
+        try:
+            scratch = os.path.join(first.workdir, "tmp")
+            dirs = call(first, "triton_dirs")
+            assert dirs["HOME"] == scratch
+            assert dirs["home"] == scratch
+            for knob, variable in (("cache", "TRITON_CACHE_DIR"), ("dump", "TRITON_DUMP_DIR"),
+                                   ("override", "TRITON_OVERRIDE_DIR")):
+                assert dirs[knob] == os.path.join(scratch, TRITON_FOLDERS[variable])
+            planted = call(first, "cache_put", key, "from the first submission")
+            assert isinstance(planted, str) and planted.startswith(scratch + "/"), planted
+            x = torch.randn(2, 5, generator=torch.Generator().manual_seed(5))
+            got = tensor(call(first, "softmax_rows", x))
+            torch.testing.assert_close(got, torch.softmax(x, -1))
+        finally:
+            first.close()
+        assert not os.path.exists(planted)  # gone with the first submission's folder
+        homes = {os.path.expanduser("~"), "/root"}
+        if slot.uid is not None:
+            homes.add(pwd.getpwuid(slot.uid).pw_dir)
+        for home in homes:
+            assert not Path(home, ".triton", "cache", _b32(key)).exists(), home
+        second = Session(slot, {TOPIC: KERNELS.encode()})
+        try:
+            assert call(second, "cache_get", key) is None
+            assert call(second, "triton_dirs")["cache"] != dirs["cache"]
+        finally:
+            second.close()
+
+
+# ------------------------------------------------------------------ without triton, and on a GPU
+
+
+def test_without_triton_the_numpy_topics_still_grade(monkeypatch):
+    """A zygote whose ``import triton`` fails (a stand-in package that raises ImportError,
+    first on its path) starts, preloads nothing of Triton, and grades topic 1 in full."""
+    real_env = slot_module._clean_env
+    with Slot(5) as slot:
+        fake = Path(slot.tmp_root, "no-triton", "triton")
+        fake.mkdir(parents=True)
+        (fake / "__init__.py").write_text("raise ImportError('triton is not installed here')\n")
+        for p in (fake.parent, fake):
+            os.chmod(p, 0o755)
+        os.chmod(fake / "__init__.py", 0o644)
+
+        def env_without_triton(triton_interpret: bool = True) -> dict[str, str]:
+            env = real_env(triton_interpret)
+            return {**env, "PYTHONPATH": f"{fake.parent}{os.pathsep}{env['PYTHONPATH']}"}
+
+        monkeypatch.setattr(slot_module, "_clean_env", env_without_triton)
+        s = Session(slot, {"ex01_vectors": PLAIN.encode()})
+        try:
+            assert call(s, "seen", list(zygote.TRITON_MODULES),
+                        module="ex01_vectors")["preloaded"] == []
+            assert call(s, "norm", [3.0, 4.0], module="ex01_vectors") == 5.0
+        finally:
+            s.close()
+        results = grade_sources(slot, {"ex01_vectors": solution_source("ex01_vectors")},
+                                hidden=False)
+    failed = [n for n, r in results.items() if not r.passed]
+    assert results and not failed, failed
+
+
+def test_a_compiling_slot_leaves_the_interpreter_off():
+    """``Slot(triton_interpret=False)``, for CUDA tensors on a GPU (threat model, Triton
+    kernels): its workers decorate compiled kernels, so a CPU tensor is refused by Triton
+    itself here instead of being interpreted."""
+    with Slot(6, triton_interpret=False) as compiled:
+        s = Session(compiled, {"ex01_vectors": PLAIN.encode(), TOPIC: KERNELS.encode()})
+        try:
+            seen = call(s, "seen", ["triton"], module="ex01_vectors")
+            assert seen == {"interpret": None, "preloaded": ["triton"]}
+            with pytest.raises(StudentException):  # no GPU driver, or a CPU tensor on a GPU
+                call(s, "softmax_rows", torch.ones(2, 3))
+        finally:
+            s.close()

@@ -25,6 +25,10 @@ from autograder.grading import submission, uploads
 from tests.helpers import SOLUTIONS, solution_source
 from tests.helpers import course
 
+# One xdist worker runs all of this module (make test: --dist loadgroup), so its graded class is
+# built once and no other worker sits waiting on the shared copy's lock.
+pytestmark = pytest.mark.xdist_group("bad-uploads-class")
+
 TOPICS = catalogue.topic_modules()
 EX1, EX2, EX3, EX4, EX5, EX6, EX7 = TOPICS[:7]
 POINTS = {t: catalogue.get_topic(t).points for t in TOPICS}

@@ -8,7 +8,13 @@ regenerates it: ``python -m tests.golden example --update``.
 
 from __future__ import annotations
 
+import pytest
+
 from tests import golden
+
+# One xdist worker runs all of this module (make test: --dist loadgroup), so its graded class is
+# built once and no other worker sits waiting on the shared copy's lock.
+pytestmark = pytest.mark.xdist_group("example-class")
 
 
 def test_example_class_outputs_match_the_stored_fingerprint(example_class):

@@ -38,6 +38,10 @@ from tests.hostile.attacks import (
     context_defaults,
 )
 
+# One xdist worker runs all of this module (make test: --dist loadgroup), so its graded class is
+# built once and no other worker sits waiting on the shared copy's lock.
+pytestmark = pytest.mark.xdist_group("hidden-text-class")
+
 ATTACK_IDS = [a.id for a in HIDDEN_TEXT_ATTACKS]
 
 

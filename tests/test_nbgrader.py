@@ -35,7 +35,9 @@ from tests.helpers import ROOT, solution_source
 from tests.helpers import shared_dir
 
 pytest.importorskip("nbgrader")
-pytestmark = pytest.mark.slow
+# One xdist worker runs all of this module (make test: --dist loadgroup), so its graded class is
+# built once and no other worker sits waiting on the shared copy's lock.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("nbgrader-course")]
 
 _env_topics = os.environ.get("COURSE_NBGRADER_TOPICS", "ex01_vectors,ex04_svd_lora")
 TOPICS = (catalogue.topic_modules() if _env_topics == "all"

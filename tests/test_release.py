@@ -31,6 +31,10 @@ from autograder.exports import release
 from autograder.authoring import stubs
 from tests.helpers import ROOT, SOLUTIONS, solution_source
 
+# One xdist worker runs all of this module (make test: --dist loadgroup), so its graded class is
+# built once and no other worker sits waiting on the shared copy's lock.
+pytestmark = pytest.mark.xdist_group("release")
+
 
 def _squash(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()

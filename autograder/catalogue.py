@@ -33,6 +33,9 @@ class Exercise:
     hints: tuple[str, ...]
     anchor: str  # "#section" in the topic's lesson page
     lesson_page: str  # e.g. "lessons/03-softmax.md"
+    #: private functions the student writes for this exercise (e.g. the Triton kernel it
+    #: launches): their bodies are solution regions too, and stubs name this exercise there
+    helpers: tuple[str, ...] = ()
 
     @property
     def qualname(self) -> str:
@@ -54,6 +57,9 @@ class Topic:
     lesson_page: str
     points: int
     exercises: tuple[Exercise, ...]
+    #: the students write Triton kernels: graded through Triton's interpreter on CPU tensors,
+    #: and their CUDA (gpu) tests need workers that compile (autograder.grading.run._skipped)
+    triton: bool = False
 
     @property
     def filename(self) -> str:
@@ -66,6 +72,17 @@ class Topic:
         close = difflib.get_close_matches(name, [e.name for e in self.exercises], n=1)
         guess = f"; did you mean {close[0]!r}?" if close else ""
         raise KeyError(f"{self.module} has no exercise {name!r}{guess}")
+
+    def owner(self, name: str) -> Exercise:
+        """The exercise called ``name``, or the one listing ``name`` among its helpers.
+
+        Raises:
+            KeyError: when neither exists.
+        """
+        for ex in self.exercises:
+            if name in ex.helpers:
+                return ex
+        return self.exercise(name)
 
 
 @functools.lru_cache(maxsize=1)
@@ -82,6 +99,7 @@ def topics() -> tuple[Topic, ...]:
                 hints=tuple(e["hints"]),
                 anchor=e["lesson"],
                 lesson_page=t["lesson"],
+                helpers=tuple(e.get("helpers", ())),
             )
             for e in t["exercise"]
         )
@@ -97,6 +115,7 @@ def topics() -> tuple[Topic, ...]:
                 lesson_page=t["lesson"],
                 points=int(t["points"]),
                 exercises=exercises,
+                triton=bool(t.get("triton", False)),
             )
         )
     return tuple(result)

@@ -104,6 +104,67 @@ def test_reference_lora_on_cuda():
     _close(merged(x), lora(x), torch.float16, 4 * float(lora(x).abs().max()), "merged vs unmerged")
 
 
+def _plain_attention(q, k, v, is_causal):
+    """float64 attention with topic 5's bottom-right causal mask: the yardstick for topic 8."""
+    q, k, v = (t.double() for t in (q, k, v))
+    scores = q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5
+    if is_causal:
+        L, S = scores.shape[-2:]
+        keep = torch.arange(S, device=q.device) <= torch.arange(S - L, S, device=q.device)[:, None]
+        scores = scores.masked_fill(~keep, float("-inf"))
+    return torch.softmax(scores, -1) @ v
+
+
+def test_reference_flash_attention_on_cuda():
+    """Topic 8's reference kernels compiled for the GPU (not interpreted), in half precision
+    and float32, at tile sizes a GPU likes."""
+    if os.environ.get("TRITON_INTERPRET") == "1":
+        pytest.skip("TRITON_INTERPRET=1 in this process: the kernels would be interpreted")
+    from solutions import ex08_flash_attention as ref
+
+    gen = torch.Generator().manual_seed(8)
+    for dtype in (torch.float32, *HALF):
+        cu = {"device": "cuda", "dtype": dtype}
+        for L, S, causal, blocks in ((256, 256, True, (64, 64)), (100, 300, True, (128, 64)),
+                                     (64, 1000, False, (32, 128))):
+            q, k, v = (torch.randn(2, 4, n, 64, generator=gen).to(**cu) for n in (L, S, S))
+            o, lse = ref.flash_attention_forward(q, k, v, is_causal=causal, block_m=blocks[0],
+                                                 block_n=blocks[1])
+            assert o.dtype == dtype and o.device.type == "cuda" and lse.dtype == torch.float32
+            expected = _plain_attention(q, k, v, causal)
+            tol = TOL.get(dtype, (1.3e-6, 1e-5))
+            torch.testing.assert_close(o.double(), expected, rtol=tol[0],
+                                       atol=tol[1] * float(v.abs().max()))
+        x = torch.randn(37, 1000, generator=gen).to(**cu)
+        x[5] = float("-inf")
+        y = ref.softmax_rows(x)
+        expected = torch.softmax(x.double(), -1).nan_to_num(0.0)
+        torch.testing.assert_close(y.double(), expected, rtol=TOL.get(dtype, (1.3e-6,))[0],
+                                   atol=1e-3 if dtype != torch.float32 else 1e-6)
+    # gradients against SDPA's, bottom-right causal mask given explicitly
+    q, k, v = (torch.randn(1, 2, n, 64, generator=gen).to("cuda", torch.float16).requires_grad_()
+               for n in (96, 160, 160))
+    ref.FlashAttention.apply(q, k, v, True).float().square().sum().backward()
+    ours = [t.grad.clone() for t in (q, k, v)]
+    for t in (q, k, v):
+        t.grad = None
+    keep = torch.arange(160, device="cuda") <= torch.arange(64, 160, device="cuda")[:, None]
+    F.scaled_dot_product_attention(q, k, v, attn_mask=keep).float().square().sum().backward()
+    for name, a, t in zip("qkv", ours, (q, k, v)):
+        _close(a, t.grad, torch.float16, 4 * float(t.grad.abs().max()), f"d{name} vs SDPA")
+
+
+def test_flash_attention_gpu_tests_pass_in_a_compiling_slot():
+    """Topic 8's gpu=True tests, graded through the sandbox by workers that compile Triton
+    kernels for CUDA (Slot(triton_interpret=False)), the way scripts/gpu_check.sh runs them."""
+    with Slot(0, limits=_worker_limits(), triton_interpret=False) as slot:
+        results = grade_folder(slot, SOLUTIONS, ["ex08_flash_attention"])
+    gpu = {n: r for n, r in results.items() if r.spec.gpu}
+    assert gpu, "no gpu=True tests in topic 8"
+    failed = {n: r.message for n, r in gpu.items() if not r.passed}
+    assert not failed, f"failed through a compiling slot: {failed}"
+
+
 def _worker_limits() -> Limits:
     """The sandbox's default limits; COURSE_GPU_WORKER_AS_GIB overrides the address space
     (to diagnose a CUDA context that cannot start under the default cap)."""

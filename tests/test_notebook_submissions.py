@@ -25,9 +25,11 @@ def solution_notebook(topic: str) -> nbformat.NotebookNode:
     tree = ast.parse(source)
     cells = [nbformat.v4.new_markdown_cell(f"# {topic}, solved")]
     body = tree.body[1:]  # the docstring stays out
+    starts = [min([n.lineno, *(d.lineno for d in getattr(n, "decorator_list", []))])
+              for n in body]  # a decorated kernel starts at its decorator
     for i, node in enumerate(body):
-        start = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
-        end = body[i + 1].lineno - 1 if i + 1 < len(body) else len(lines)
+        start = starts[i]
+        end = starts[i + 1] - 1 if i + 1 < len(body) else len(lines)
         text = "\n".join(lines[start - 1:end]).rstrip()
         if i == 1:
             text = "%matplotlib inline\n" + text

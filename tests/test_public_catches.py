@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from solutions import ex01_vectors, ex03_softmax
-from tests.banks import wrong_ex01_vectors, wrong_ex03_softmax
+from tests.banks import wrong_ex01_vectors, wrong_ex03_softmax, wrong_ex08_flash_attention
 from tests.helpers import grade_sources, with_replacement
 
 CAUGHT_IN_PUBLIC = [
@@ -21,6 +21,19 @@ CAUGHT_IN_PUBLIC = [
     ("ex03_softmax", wrong_ex03_softmax, "softmax", "hard-coded axis=0"),
     ("ex03_softmax", wrong_ex03_softmax, "softmax", "max and sum without keepdims"),
     ("ex01_vectors", wrong_ex01_vectors, "pairwise_dot", "transposed grid"),
+    # topic 8: the kernel mistakes the lesson warns of, seen by `course check` already
+    ("ex08_flash_attention", wrong_ex08_flash_attention, "softmax_rows", "padding lanes"),
+    ("ex08_flash_attention", wrong_ex08_flash_attention, "softmax_rows", "no guard"),
+    ("ex08_flash_attention", wrong_ex08_flash_attention, "flash_attention_forward",
+     "the accumulator is not rescaled"),
+    ("ex08_flash_attention", wrong_ex08_flash_attention, "flash_attention_forward",
+     "lse without the max"),
+    ("ex08_flash_attention", wrong_ex08_flash_attention, "flash_attention_forward",
+     "causal tiles aligned top-left"),
+    ("ex08_flash_attention", wrong_ex08_flash_attention, "flash_attention_backward",
+     "the D term"),
+    ("ex08_flash_attention", wrong_ex08_flash_attention, "FlashAttention",
+     "backward forgets is_causal"),
 ]
 
 

@@ -61,3 +61,40 @@ def test_the_skip_note_is_not_read_as_a_topics_reason(no_cuda):
     g.topic_notes = {"ex05_attention": "ex05_attention.py not found"}
     doc = json.loads(outputs.results_json(g))
     assert report._reasons(doc) == {"ex05_attention": "ex05_attention.py not found"}
+
+
+class _Slot:
+    def __init__(self, triton_interpret: bool) -> None:
+        self.triton_interpret = triton_interpret
+
+
+class _Session:
+    """Enough of a Session for run_test to decide a skip (the test's body must not run)."""
+
+    def __init__(self, triton_interpret: bool) -> None:
+        self.slot = _Slot(triton_interpret)
+
+    def out_of_time(self) -> bool:
+        return False
+
+
+def _ran(*a):
+    raise AssertionError("the test body ran")
+
+
+@pytest.mark.parametrize("interpret", [True, False])
+def test_a_triton_topics_gpu_test_is_skipped_only_in_interpreting_workers(monkeypatch, interpret):
+    """With CUDA present, topic 8's gpu tests would otherwise run CUDA-sized kernels in
+    Triton's interpreter (minutes on the host, the submission's budget spent); a compiling
+    slot runs them, and no other topic's gpu test is skipped for it."""
+    monkeypatch.setattr(runner, "cuda_available", lambda: True)
+    flash = runner.TestSpec(name="ex08_flash_attention.softmax_rows: on CUDA",
+                            topic="ex08_flash_attention", exercise="softmax_rows",
+                            description="on CUDA", visibility="hidden", points=0.0,
+                            advisory=False, gpu=True, fn=_ran)
+    attention = _spec("on CUDA", gpu=True)
+    attention = runner.TestSpec(**{**attention.__dict__, "fn": _ran})
+    session = _Session(interpret)
+    got = runner.run_test(session, flash, None)
+    assert got.skipped is interpret and ("interpreter" in got.message) is interpret
+    assert runner.run_test(session, attention, None).skipped is False

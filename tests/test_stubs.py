@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import runpy
+
 import pytest
 
 from autograder import catalogue
@@ -49,6 +51,25 @@ def test_unbalanced_markers_are_refused():
     with pytest.raises(stubs.StubError, match="not in the catalogue"):
         stubs.make_stub("def helper():\n    ### BEGIN SOLUTION\n    pass\n    ### END SOLUTION\n",
                         topic)
+
+
+def test_a_helper_kernel_is_stubbed_in_the_name_of_its_exercise(tmp_path):
+    """The catalogue lists a Triton kernel under the exercise that launches it."""
+    topic = catalogue.get_topic("ex08_flash_attention")
+    src = ('def _softmax_rows_kernel(x_ptr, y_ptr, n_cols, BLOCK):\n    """One row."""\n'
+           '    ### BEGIN SOLUTION\n    row = 0\n    ### END SOLUTION\n\n\n'
+           'def softmax_rows(x):\n    """Rows."""\n    ### BEGIN SOLUTION\n    return x\n'
+           '    ### END SOLUTION\n')
+    out = stubs.make_stub(src, topic)
+    assert "row = 0" not in out and "return x" not in out
+    assert "def _softmax_rows_kernel(x_ptr, y_ptr, n_cols, BLOCK):" in out
+    (tmp_path / "helper_stub.py").write_text(out, encoding="utf-8")
+    stub = runpy.run_path(str(tmp_path / "helper_stub.py"))  # the stub is valid Python
+    with pytest.raises(NotImplementedError,
+                       match="ex08_flash_attention.softmax_rows: _softmax_rows_kernel is not"):
+        stub["_softmax_rows_kernel"](None, None, 1, 1)
+    with pytest.raises(NotImplementedError, match="ex08_flash_attention.softmax_rows: not"):
+        stub["softmax_rows"](None)
 
 
 def test_stub_keeps_signature_docstring_and_imports():

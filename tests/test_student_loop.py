@@ -165,7 +165,7 @@ def test_submit_zip_has_a_manifest_and_is_graded_under_its_stem(exdir, tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
     rows = list(csv.DictReader((graded / "grades.csv").read_text("utf-8").splitlines()))
     assert [r["id"] for r in rows] == ["alice"]
-    assert rows[0]["ex01_vectors"] == "14.00" and rows[0]["ex02_projections"] == "0.00"
+    assert rows[0]["ex01_vectors"] == "12.00" and rows[0]["ex02_projections"] == "0.00"
     assert (graded / "results" / "alice.json").exists()
 
 

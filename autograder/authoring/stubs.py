@@ -2,7 +2,9 @@
 
 Everything between ``### BEGIN SOLUTION`` and ``### END SOLUTION`` (nbgrader's markers) becomes
 ``# TODO`` hints from the catalogue and a ``raise NotImplementedError`` naming the exercise; the
-signature, type hints, docstring and imports stay. Each exercise is wrapped in
+signature, type hints, docstring and imports stay. A private helper that the catalogue lists
+under an exercise's ``helpers`` (a Triton kernel the exercise launches) is stubbed the same way,
+its ``NotImplementedError`` naming the exercise. Each exercise is wrapped in
 ``pymdownx.snippets`` section markers so the lesson site can include its stub.
 """
 
@@ -62,19 +64,24 @@ def make_stub(source: str, topic: catalogue.Topic) -> str:
                 raise StubError(f"{BEGIN} at line {i + 1} has no {END}")
             name, method = _enclosing(tree, i + 1)
             try:
-                ex = topic.exercise(name)
+                ex = topic.owner(name)
             except KeyError:
                 raise StubError(f"{topic.module}.{name} holds a solution but is not in the "
                                 "catalogue") from None
             where = f"{topic.module}.{name}" + (f".{method}" if method else "")
-            if name not in seen_first:
-                out.append(f"{indent}# TODO: {ex.hints[0]}")
-                out.append(f"{indent}# More help: `course hint {topic.module}.{name}`; lesson: "
-                           f"docs/{ex.lesson_page}{ex.anchor}")
+            message = f"{where}: not implemented yet"
+            if name != ex.name:  # a helper the exercise needs, e.g. the Triton kernel it launches
+                todo = [f"# TODO: write {name} for {ex.name}; its docstring says what it does"]
+                message = f"{topic.module}.{ex.name}: {name} is not implemented yet"
+            elif name not in seen_first:
+                more = (f"# More help: `course hint {topic.module}.{name}`; lesson: "
+                        f"docs/{ex.lesson_page}{ex.anchor}")
+                todo = [f"# TODO: {ex.hints[0]}", more]
                 seen_first.add(name)
             else:
-                out.append(f"{indent}# TODO: implement {name}.{method}")
-            out.append(f'{indent}raise NotImplementedError("{where}: not implemented yet")')
+                todo = [f"# TODO: implement {name}.{method}"]
+            out.extend(indent + t for t in todo)
+            out.append(f'{indent}raise NotImplementedError("{message}")')
             i = j + 1
             continue
         if line.strip() == END:
@@ -85,16 +92,18 @@ def make_stub(source: str, topic: catalogue.Topic) -> str:
 
 
 def _add_sections(text: str, topic: catalogue.Topic) -> str:
-    """Wrap each exercise's def/class in snippet section markers (for the lesson site)."""
+    """Wrap each exercise's (and helper's) def/class in snippet section markers (for the
+    lesson site)."""
     tree = ast.parse(text)
     lines = text.splitlines()
-    names = {e.name for e in topic.exercises}
+    names = {n for e in topic.exercises for n in (e.name, *e.helpers)}
     inserts: list[tuple[int, str]] = []
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name in names:
             start = min([node.lineno, *(d.lineno for d in node.decorator_list)]) - 1
-            inserts.append((node.end_lineno, f"# --8<-- [end:{node.name}]"))
-            inserts.append((start, f"# --8<-- [start:{node.name}]"))
+            section = node.name.lstrip("_")  # pymdownx.snippets wants a letter first
+            inserts.append((node.end_lineno, f"# --8<-- [end:{section}]"))
+            inserts.append((start, f"# --8<-- [start:{section}]"))
     for at, marker in sorted(inserts, key=lambda t: t[0], reverse=True):
         lines.insert(at, marker)
     return "\n".join(lines) + "\n"

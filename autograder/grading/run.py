@@ -164,6 +164,9 @@ def reference(topic: str) -> ModuleType:
 
 #: A hidden test's message when its check gave none fit to show (see :func:`_message`).
 HIDDEN_FAILURE = "the result does not meet this test's rule (a hidden test shows no details)"
+#: A gpu test of a Triton topic met in an interpreting worker (every slot of `course grade`).
+TRITON_GPU_SKIP = ("skipped: this grader's workers run Triton kernels through its interpreter; "
+                   "the CUDA tests run in a compiling slot (scripts/gpu_check.sh)")
 
 
 class ReplayDiverged(Exception):
@@ -187,11 +190,21 @@ def _message(exc: BaseException) -> str:
     return f"could not check the result ({type(exc).__name__}: {exc})"
 
 
-def _skipped(spec: TestSpec) -> TestResult | None:
+def _skipped(spec: TestSpec, session: Session | None = None) -> TestResult | None:
     if spec.gpu and not cuda_available():
         return TestResult(spec, False, "skipped: no CUDA device on the grading machine", 0.0,
                           skipped=True)
+    if spec.gpu and interpreted_gpu_test(spec.topic, session):
+        return TestResult(spec, False, TRITON_GPU_SKIP, 0.0, skipped=True)
     return None
+
+
+def interpreted_gpu_test(topic: str, session: Session | None) -> bool:
+    """Whether a gpu test of ``topic`` would meet Triton's interpreter in ``session``'s workers:
+    a Triton topic's CUDA-sized kernel would then run on the host for minutes and spend the
+    submission's time budget (docs/design/measured-facts.md, Triton in the sandbox)."""
+    return (session is not None and session.slot.triton_interpret
+            and catalogue.get_topic(topic).triton)
 
 
 def _not_run(spec: TestSpec, why: str) -> TestResult:
@@ -213,7 +226,7 @@ def after_deadline(session: Session | None, spec: TestSpec) -> TestResult | None
 def run_test(session: Session, spec: TestSpec, ref: ModuleType | None) -> TestResult:
     """Run one test against the submission; its verdict, never an exception of its own."""
     t0 = time.monotonic()
-    skipped = _skipped(spec)
+    skipped = _skipped(spec, session)
     if skipped is not None:
         return skipped
     late = after_deadline(session, spec)

@@ -59,6 +59,8 @@ def sub(request: pytest.FixtureRequest, _session: Session) -> SubmissionModule:
     meta = getattr(request.function, "__graded__", None)
     if meta is not None and meta.gpu and not runner.cuda_available():
         pytest.skip("needs a CUDA device")
+    if meta is not None and meta.gpu and runner.interpreted_gpu_test(topic, _session):
+        pytest.skip(runner.TRITON_GPU_SKIP.removeprefix("skipped: "))
     if _session is None:
         pytest.fail(f"{topic}.py not found in the submission", pytrace=False)
     try:

@@ -314,6 +314,21 @@ def reference_modules(topics: list) -> str:
 
 
 # ----------------------------------------------------------------------------- figures
+@contextlib.contextmanager
+def environment_kept():
+    """Undo, on exit, whatever a notebook set in ``os.environ``.
+
+    Lesson 8's notebook turns on ``TRITON_INTERPRET=1`` when it finds no GPU (Triton reads it
+    when a kernel is defined); that choice belongs to the notebook, not to the mkdocs process.
+    """
+    saved = dict(os.environ)
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
 def draw_figures(staging: Path, topics: list) -> None:
     """Run every companion notebook as a script, its figures saved as SVG into ``staging``."""
     import matplotlib
@@ -321,12 +336,13 @@ def draw_figures(staging: Path, topics: list) -> None:
     matplotlib.use("Agg", force=True)
     import matplotlib.pyplot as plt
 
-    os.environ["COURSE_FIGURES"] = str(staging)
-    try:
+    with environment_kept():
+        os.environ["COURSE_FIGURES"] = str(staging)
         for topic in topics:
             script = notebook_for(topic)
             with (
                 repo_on_path(),
+                environment_kept(),
                 open(os.devnull, "w") as quiet,
                 contextlib.redirect_stdout(quiet),
                 warnings.catch_warnings(),
@@ -334,8 +350,6 @@ def draw_figures(staging: Path, topics: list) -> None:
                 warnings.simplefilter("ignore")
                 runpy.run_path(str(script), run_name="__main__")
             plt.close("all")
-    finally:
-        os.environ.pop("COURSE_FIGURES", None)
 
 
 def write_notebooks(topics: list, dest: Path = GENERATED) -> None:

@@ -10,6 +10,9 @@ a number added to a lesson without a check here is caught.
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import io
 import math
 import re
 from collections.abc import Callable
@@ -263,6 +266,63 @@ def newton_schulz_value(steps: int) -> float:
     Frobenius norm 1, so the solution's scaling leaves it as it is."""
     G = np.diag([0.1, math.sqrt(0.99)])
     return float(ex7.newton_schulz_orthogonalize(G, n_iter=steps)[0, 0])
+
+
+# ------------------------------------------------------------------ lesson 8: FlashAttention
+# The byte and FLOP counts and the causal tile grid are the code lesson 8 shows (snippet sections
+# of its notebook), run here as they are shown: the numbers of the prose come from that code.
+L8 = "08-flash-attention.md"
+NOTEBOOK8 = DOCS / "notebooks" / "08-flash-attention.py"
+HEAD = {"L": 4096, "S": 4096, "E": 128, "Ev": 128}  # one head of lesson 8's example
+
+
+@functools.cache
+def notebook_section(name: str) -> dict:
+    """The namespace left by running section ``name`` of lesson 8's notebook (output dropped)."""
+    text = NOTEBOOK8.read_text(encoding="utf-8")
+    body = text.split(f"# --8<-- [start:{name}]\n")[1].split(f"# --8<-- [end:{name}]")[0]
+    namespace: dict = {"math": math}
+    with contextlib.redirect_stdout(io.StringIO()):
+        # the repository's own notebook code, the exact lines the lesson shows
+        exec(compile(body, f"{NOTEBOOK8.name}:{name}", "exec"), namespace)  # noqa: S102
+    return namespace
+
+
+def traffic(kind: str, **sizes) -> float:
+    """Bytes moved for one head: 'plain', 'reread' (block_m = 128) or 'once'."""
+    ns, size = notebook_section("traffic"), {**HEAD, **sizes}
+    if kind == "plain":
+        return ns["plain_bytes"](**size)
+    return ns["tiled_bytes"](**size, block_m=128 if kind == "reread" else None)
+
+
+def head_flops(**sizes) -> int:
+    return notebook_section("traffic")["attention_flops"](**{**HEAD, **sizes})
+
+
+def ridge() -> float:
+    return notebook_section("traffic")["ridge"]
+
+
+def microseconds(seconds: float) -> float:
+    return seconds * 1e6
+
+
+def memory_time(kind: str) -> float:
+    return microseconds(traffic(kind) / notebook_section("traffic")["HBM_BYTES_PER_S"])
+
+
+def compute_time() -> float:
+    return microseconds(head_flops() / notebook_section("traffic")["DENSE_FLOP_PER_S"])
+
+
+def tile_counts(L: int, S: int, block: int) -> dict[str, int]:
+    grid = notebook_section("tiles")["tile_kinds"](L, S, block, block)
+    return {kind: sum(row.count(kind) for row in grid) for kind in ("skip", "mask", "full")}
+
+
+def megabytes(n: float) -> str:
+    return f"{n / 1e6:.1f} MB"
 
 
 CLAIMS = [
@@ -653,6 +713,102 @@ CLAIMS = [
     Claim(
         L7, "50.05", lambda: fmt(100 * ex7.mask_density(ex7.sliding_window_mask(1024, 1024)), ".2f")
     ),
+    # lesson 8: one head, L = S = 4096, d_h = 128, float16, on an H200
+    Claim(L8, "1.05 MB each", lambda: f"{2 * 4096 * 128 / 1e6:.2f} MB each"),
+    Claim(L8, "33.6 MB in float16", lambda: f"{megabytes(2 * 4096 * 4096)} in float16"),
+    Claim(
+        L8,
+        "$4 d_h = 512$ times fewer",
+        lambda: f"$4 d_h = {head_flops() // (4096 * 4096)}$ times fewer",
+    ),
+    Claim(
+        L8,
+        "moves 138.4 MB to do 8.59 GFLOP",
+        lambda: f"moves {megabytes(traffic('plain'))} to do {head_flops() / 1e9:.2f} GFLOP",
+    ),
+    Claim(
+        L8,
+        "about 62 FLOPs for every byte",
+        lambda: f"about {head_flops() / traffic('plain'):.0f} FLOPs for every byte",
+    ),
+    Claim(L8, "about 206 FLOPs per byte", lambda: f"about {ridge():.0f} FLOPs per byte"),
+    Claim(
+        L8,
+        "Plain attention, at 62 FLOPs",
+        lambda: f"Plain attention, at {head_flops() / traffic('plain'):.0f} FLOPs",
+    ),
+    Claim(
+        L8,
+        "Moving its 138.4 MB takes at least 28.8 µs",
+        lambda: (
+            f"Moving its {megabytes(traffic('plain'))} takes at least {memory_time('plain'):.1f} µs"
+        ),
+    ),
+    Claim(L8, "would take 8.7 µs", lambda: f"would take {compute_time():.1f} µs"),
+    Claim(
+        L8,
+        "by a factor of 3.3",
+        lambda: f"by a factor of {memory_time('plain') / compute_time():.1f}",
+    ),
+    Claim(
+        L8,
+        "4.2 MB, an intensity of 2,048 FLOPs per byte",
+        lambda: (
+            f"{megabytes(traffic('once'))}, an intensity of {head_flops() / traffic('once'):,.0f} FLOPs per byte"
+        ),
+    ),
+    Claim(
+        L8,
+        "Memory time falls to 0.87 µs and the 8.7 µs",
+        lambda: (
+            f"Memory time falls to {memory_time('once'):.2f} µs and the {compute_time():.1f} µs"
+        ),
+    ),
+    Claim(
+        L8,
+        "moves 69.2 MB (intensity 124, at least 14.4 µs)",
+        lambda: (
+            f"moves {megabytes(traffic('reread'))} (intensity "
+            f"{head_flops() / traffic('reread'):.0f}, at least {memory_time('reread'):.1f} µs)"
+        ),
+    ),
+    Claim(
+        L8,
+        "the same 2.1 MB of $K$ and $V$",
+        lambda: f"the same {megabytes(2 * 2 * 4096 * 128)} of $K$ and $V$",
+    ),
+    Claim(L8, "float16's 65,504", lambda: f"float16's {torch.finfo(torch.float16).max:,.0f}"),
+    Claim(
+        L8,
+        "496 of the 1,024 tiles are skipped",
+        lambda: "{skip} of the {total:,} tiles are skipped".format(
+            total=sum(tile_counts(4096, 4096, 128).values()), **tile_counts(4096, 4096, 128)
+        ),
+    ),
+    Claim(
+        L8,
+        "Keeping it would cost 33.6 MB",
+        lambda: f"Keeping it would cost {megabytes(2 * 4096 * 4096)}",
+    ),
+    Claim(
+        L8,
+        "4,096 float32 numbers, 16,384 bytes",
+        lambda: f"{4096:,} float32 numbers, {4 * 4096:,} bytes",
+    ),
+    Claim(
+        L8,
+        "from about 62 to about 63 FLOPs per byte",
+        lambda: "from about {:.0f} to about {:.0f} FLOPs per byte".format(
+            head_flops() / traffic("plain"),
+            head_flops(L=8192, S=8192) / traffic("plain", L=8192, S=8192),
+        ),
+    ),
+    Claim(L8, "ridge at about 206", lambda: f"ridge at about {ridge():.0f}"),
+    Claim(
+        L8,
+        "16,384 bytes instead of 33.6 MB",
+        lambda: f"{4 * 4096:,} bytes instead of {megabytes(2 * 4096 * 4096)}",
+    ),
 ]
 
 # Numbers a lesson states rather than computes: example inputs, model sizes, settings.
@@ -715,6 +871,20 @@ GIVEN = {
         "3.29",  # the non-normal W_hh's entries
         "11.7",
         "0.86",
+    },
+    L8: {
+        "4096",  # L = S of the example head, and its 4,096 lse entries
+        "4,096",
+        "8,192",  # the doubled length of a check-yourself question
+        "128",  # d_h, and the 128 x 128 tiles
+        "4.8",  # H200: TB/s of HBM bandwidth (NVIDIA's data sheet)
+        "990",  # H200: dense half-precision TFLOP/s (NVIDIA's data sheet)
+        "3.9",  # Triton's version
+        "2009",  # Williams, Waterman and Patterson (the roofline)
+        "2018",  # Milakov and Gimelshein (online softmax)
+        "2019",  # Tillet, Kung and Cox (Triton)
+        "2022",  # Dao et al. (FlashAttention)
+        "2023",  # Dao (FlashAttention-2)
     },
 }
 
@@ -789,3 +959,36 @@ def test_bfloat16_does_not_overflow_at_12():
     e12 = torch.tensor(12.0).exp()
     assert torch.isinf(e12.half())
     assert torch.isfinite(e12.bfloat16())
+
+
+def test_lesson_8_tile_kinds_match_the_causal_mask():
+    """Lesson 8's tile classification, checked entry by entry against lesson 5's causal_mask
+    (bottom-right aligned): skipped tiles hide every entry, full tiles none, masked ones some."""
+    tile_kinds = notebook_section("tiles")["tile_kinds"]
+    for L, S, bm, bn in [(64, 64, 16, 16), (40, 64, 16, 16), (16, 64, 16, 16), (50, 70, 16, 32)]:
+        mask = ex5.causal_mask(L, S)
+        for a, row in enumerate(tile_kinds(L, S, bm, bn)):
+            for b, kind in enumerate(row):
+                tile = mask[a * bm : (a + 1) * bm, b * bn : (b + 1) * bn]
+                seen = {"skip": not tile.any(), "full": bool(tile.all())}
+                assert seen.get(kind, not (seen["skip"] or seen["full"])), (L, S, a, b, kind)
+
+
+def test_lesson_8_figure_and_questions_tile_counts():
+    """The tile counts the lesson's figure and check-yourself describe."""
+    assert tile_counts(64, 64, 16) == {"skip": 6, "mask": 4, "full": 6}
+    # L = 16 queries against S = 64 keys: all four key blocks visited, the last one masked
+    assert notebook_section("tiles")["tile_kinds"](16, 64, 16, 16) == [["full"] * 3 + ["mask"]]
+    # with 40 queries, each query block meets two masked tiles but the last, and one is skipped
+    kinds = notebook_section("tiles")["tile_kinds"](40, 64, 16, 16)
+    assert [row.count("mask") for row in kinds] == [2, 2, 1]
+    assert tile_counts(40, 64, 16)["skip"] == 1
+
+
+def test_lesson_8_block_intensity_is_block_m():
+    """A block of block_m queries does block_m FLOPs per byte of K and V it reads (float16),
+    which puts 64 and 128 below the H200's ridge."""
+    for block_m in (64, 128):
+        kv_bytes = 2 * 4096 * (128 + 128)
+        assert head_flops(L=block_m) / kv_bytes == block_m < ridge()
+    assert head_flops() / traffic("once") > ridge() > head_flops() / traffic("reread")

@@ -74,6 +74,8 @@ def _segments(source: str, topic: catalogue.Topic) -> list[tuple[str | None, str
     tree = ast.parse(source)
     lines = source.splitlines()
     names = {e.name for e in topic.exercises}
+    # a helper the student writes too (topic 8's Triton kernels) joins its exercise's cell
+    owners = {h: e.name for e in topic.exercises for h in e.helpers}
     body = list(tree.body)
     prev = 0
     if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
@@ -91,8 +93,8 @@ def _segments(source: str, topic: catalogue.Topic) -> list[tuple[str | None, str
         if i == len(body) - 1:
             end = len(lines)
         name = getattr(node, "name", None)
-        kind = name if name in names else None
-        if kind is None and ranges and ranges[-1][0] is None:
+        kind = name if name in names else owners.get(name)
+        if ranges and ranges[-1][0] == kind:
             ranges[-1][2] = end
         else:
             ranges.append([kind, prev, end])
@@ -150,6 +152,19 @@ def _test_cell_source(topic: catalogue.Topic, ex: catalogue.Exercise,
     return "\n".join(lines)
 
 
+#: The first code cell of a topic with Triton kernels: on a machine without CUDA they run only
+#: through Triton's interpreter (docs/design/measured-facts.md, "Triton in the sandbox").
+TRITON_SWITCH = """\
+# Triton kernels run on the CPU only through Triton's interpreter, which has to be switched on
+# before any kernel is defined. On a machine with a CUDA GPU it stays off.
+import os
+
+import torch
+
+if not torch.cuda.is_available():
+    os.environ.setdefault("TRITON_INTERPRET", "1")"""
+
+
 def topic_notebook(topic: catalogue.Topic, solution: str, specs: list[runner.TestSpec],
                    site_url: str = catalogue.SITE_URL, root: Path = ROOT) -> dict:
     """The nbgrader source notebook of one topic, as an nbformat 4.5 dict."""
@@ -160,6 +175,10 @@ def topic_notebook(topic: catalogue.Topic, solution: str, specs: list[runner.Tes
         by_exercise.setdefault(s.exercise, []).append(s)
     cells = [_cell("markdown", lesson_summary(topic, site_url, root), "intro",
                    _nbgrader("intro", locked=True))]
+    if re.search(r"^import triton\b", solution, re.M):
+        # triton reads the switch when a kernel is decorated: it must come before the imports
+        cells.append(_cell("code", TRITON_SWITCH, "triton-interpreter",
+                           _nbgrader("triton-interpreter", locked=True)))
     seen: set[str] = set()
     given = 0
     for name, text in _segments(solution, topic):

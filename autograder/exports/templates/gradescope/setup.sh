@@ -15,6 +15,9 @@ python3 -m venv @{venv}
 # torch first, pinned, from PyTorch's CPU index: left to the resolver, an unpinned torch pulls a
 # multi-GB CUDA build that Gradescope's CPU machines cannot use.
 @{venv}/bin/python -m pip install -q "torch==2.13.0" --index-url https://download.pytorch.org/whl/cpu
+# The course itself, with its pinned dependencies: among them triton==3.9.0 (a 286 MB wheel from
+# PyPI), whose interpreter runs topic 8's kernels on Gradescope's CPUs (TRITON_INTERPRET=1 is set
+# by the grader for its workers, not here).
 @{venv}/bin/python -m pip install -q -e /autograder/source
 # rfc3987-syntax (pulled in by jupyter-events) slows every nbformat import by ~2 s; unused.
 @{venv}/bin/python -m pip uninstall -q -y rfc3987-syntax || true

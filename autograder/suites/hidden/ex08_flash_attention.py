@@ -1,0 +1,554 @@
+"""Hidden tests of topic 8: a row softmax, FlashAttention's forward kernel, its backward pass
+and the autograd function that joins them.
+
+How they run: the kernels run in the worker on CPU tensors through Triton's interpreter
+(``TRITON_INTERPRET=1``, set by the sandbox), which costs a few milliseconds per key block per
+program, so sizes stay small (L ≤ 64, S ≤ 512, E ≤ 32, a few dozen programs per call;
+docs/design/exercise-api.md, "How topic 8 is graded"). The grading process never runs Triton:
+every expected value is plain float64 attention of the very numbers the worker received
+(inputs are rounded to their dtype first), or the reference's backward formulas in float64.
+
+Tolerances: float32 and float64 results use their dtype's defaults (docs/design/interface.md).
+Half-precision results follow the course's half-precision rule (docs/design/exercise-api.md,
+"How topic 8 is graded") instead of a fixed tolerance: the largest error of O may be at most
+twice the error of the FlashAttention-2 recipe computed here (float32 scores and sums, P
+rounded to the input dtype before P·V, O rounded once) plus 1e-5; gradients likewise,
+the recipe being the backward formulas in float32 from the same O and lse, rounded once, and
+the error being measured against the exact float64 gradients. bfloat16 is graded on CUDA only
+(``gpu=True``, no points): Triton 3.9's interpreter multiplies bfloat16 tiles' raw storage in
+``tl.dot``. That a Triton kernel did the work is counted in the worker (advisory).
+
+Messages never show inputs: generated inputs are described by their shapes only.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from autograder.authoring.checks import expect_message_names, expect_raises, expect_tensor
+from autograder.authoring.strategies import as_torch, rounded, seeded, tensor
+from autograder.authoring.suite import describe, graded
+from autograder.sandbox import codec
+from autograder.suites.public.ex08_flash_attention import (
+    attention64,
+    autograd64,
+    expect_forward,
+    fa2_recipe,
+    flash_apply,
+    max_error,
+    qkv,
+    safe_fail,
+    triple,
+)
+
+TOPIC = "ex08_flash_attention"
+
+#: float16 on the CPU; bfloat16 only on CUDA (module docstring)
+HALF = ("float16", "bfloat16")
+
+
+def _forward(sub, q, k, v, *, dtype: str = "float32", device: str = "cpu", what: str,
+             causal: bool = False, **kw) -> None:
+    """Run the submission's forward on (q, k, v) and judge (O, lse) (expect_forward)."""
+    if causal:
+        kw["is_causal"] = True
+    got = sub.flash_attention_forward(tensor(q, dtype, device), tensor(k, dtype, device),
+                                      tensor(v, dtype, device), **kw)
+    if device == "cuda":
+        o = got[0] if isinstance(got, list) and got else None
+        if not isinstance(o, codec.TensorData) or not o.device.startswith("cuda"):
+            safe_fail(f"{what}: expected O on CUDA, got {describe(o)}")
+        device = o.device  # "cuda:0"
+    expect_forward(got, q, k, v, dtype=dtype, causal=causal, scale=kw.get("scale"),
+                   what=what, device=device)
+
+
+def _shapes(q, k, v) -> str:
+    return f"q {q.shape}, k {k.shape}, v {v.shape}"
+
+
+# ------------------------------------------------------------------ softmax_rows
+
+
+def _softmax64(x: np.ndarray) -> np.ndarray:
+    """Row softmax in float64; a row of only -inf gives zeros (the exercise's rule)."""
+    y = torch.softmax(as_torch(x), dim=-1).numpy()
+    return np.where(np.isneginf(x).all(axis=-1, keepdims=True), 0.0, y)
+
+
+@graded("softmax_rows", "random float32 rows of N = 1, 5, 37, 64 and 100 entries match float64")
+def test_softmax_random(sub, ref):
+    rng = seeded(810)
+    for N in (1, 5, 37, 64, 100):
+        x = rounded(rng.standard_normal((4, N)) * 2.0, "float32")
+        expect_tensor(sub.softmax_rows(tensor(x, "float32")), _softmax64(x), dtype="float32",
+                      what=f"softmax_rows of a generated (4, {N}) float32 matrix")
+
+
+@graded("softmax_rows", "-inf entries get 0, a row of only -inf gives zeros (not NaN), a row "
+        "with one finite entry gives 1 there")
+def test_softmax_masked(sub, ref):
+    rng = seeded(811)
+    x = rounded(rng.standard_normal((5, 13)), "float32")
+    x[0, ::2] = -np.inf  # every other key masked
+    x[1, :] = -np.inf  # nothing to attend to
+    x[2, :] = -np.inf
+    x[2, 7] = 0.5  # exactly one finite entry
+    x[4, 12] = -np.inf  # the last lane before the padding
+    expect_tensor(sub.softmax_rows(tensor(x, "float32")), _softmax64(x), dtype="float32",
+                  what="softmax_rows of a generated (5, 13) matrix with -inf entries")
+
+
+@graded("softmax_rows", "large logits (about ±1e4) do not overflow: the row maximum is "
+        "subtracted first")
+def test_softmax_large(sub, ref):
+    rng = seeded(812)
+    x = rounded(rng.standard_normal((3, 20)) * 1e4, "float32")
+    x[1] = rounded(9000.0 + rng.standard_normal(20), "float32")  # a large common offset
+    expect_tensor(sub.softmax_rows(tensor(x, "float32")), _softmax64(x), dtype="float32",
+                  what="softmax_rows of a generated (3, 20) matrix of large logits")
+
+
+@graded("softmax_rows", "float16 rows of 300 and 2000 entries: float16 out, to float16's tolerance")
+def test_softmax_float16(sub, ref):
+    rng = seeded(813)
+    for M, N in ((3, 300), (2, 2000)):
+        x = rounded(rng.standard_normal((M, N)) * 0.5, "float16")
+        expect_tensor(sub.softmax_rows(tensor(x, "float16")), _softmax64(x), dtype="float16",
+                      what=f"softmax_rows of a generated ({M}, {N}) float16 matrix")
+
+
+@graded("softmax_rows", "input that is not 2-D, rows of N = 0 and rows longer than 65536 "
+        "raise ValueError with a message")
+def test_softmax_errors(sub, ref):
+    for shape in ((5,), (2, 3, 4), (3, 0), (1, 65537)):
+        exc = expect_raises("ValueError", sub.softmax_rows, tensor(np.zeros(shape), "float32"),
+                            what=f"x of shape {shape}")
+        expect_message_names(exc)
+
+
+@graded("softmax_rows", "a Triton kernel computes it (kernel launches counted in the worker)",
+        advisory=True)
+def test_softmax_launches(sub, ref):
+    x = rounded(seeded(814).standard_normal((3, 10)), "float32")
+    out = sub.probe("triton_launches", TOPIC, "softmax_rows", tensor(x, "float32"))
+    if not isinstance(out, dict) or "launches" not in out:
+        safe_fail(f"could not count the Triton launches of softmax_rows (got {describe(out)})")
+    expect_tensor(out["result"], _softmax64(x), dtype="float32",
+                  what="softmax_rows of a generated (3, 10) float32 matrix")
+    if out["launches"] < 1:
+        safe_fail("softmax_rows launched no Triton kernel: the softmax must be computed by a "
+                  "@triton.jit kernel, one program per row")
+
+
+@graded("softmax_rows", "on CUDA: float16 and bfloat16 rows match float64 (to their rounding)",
+        gpu=True)
+def test_softmax_cuda(sub, ref):
+    rng = seeded(815)
+    for dtype in HALF:
+        x = rounded(rng.standard_normal((64, 1000)) * 3.0, dtype)
+        got = sub.softmax_rows(tensor(x, dtype, "cuda"))
+        if not isinstance(got, codec.TensorData) or not got.device.startswith("cuda"):
+            safe_fail(f"softmax_rows of a CUDA tensor: expected a CUDA tensor, got "
+                      f"{describe(got)}")
+        expect_tensor(got, _softmax64(x), dtype=dtype, device=got.device,
+                      what=f"softmax_rows of a generated (64, 1000) {dtype} matrix on CUDA")
+
+
+# ------------------------------------------------------------------ flash_attention_forward
+
+
+@graded("flash_attention_forward",
+        "ragged float32 shapes: E and Ev not powers of two, E ≠ Ev, several batches and heads")
+def test_forward_ragged(sub, ref):
+    rng = seeded(820)
+    for lead, L, S, E, Ev in (((2, 1), 17, 33, 5, 3), ((1, 3), 30, 47, 12, 20),
+                              ((1, 1), 1, 1, 1, 1), ((2, 2), 16, 16, 32, 7)):
+        q, k, v = qkv(rng, lead, L, S, E, Ev)
+        _forward(sub, q, k, v, what=f"attention on generated {_shapes(q, k, v)}")
+
+
+@graded("flash_attention_forward",
+        "causal, L < S and L = S: query i sees keys up to S − L + i (bottom-right), ragged")
+def test_forward_causal(sub, ref):
+    rng = seeded(821)
+    for lead, L, S, E, Ev in (((1, 1), 20, 45, 16, 16), ((1, 2), 33, 33, 8, 8),
+                              ((1, 1), 1, 50, 8, 8), ((2, 1), 17, 18, 4, 6)):
+        q, k, v = qkv(rng, lead, L, S, E, Ev)
+        _forward(sub, q, k, v, causal=True,
+                 what=f"causal attention on generated {_shapes(q, k, v)}")
+
+
+@graded("flash_attention_forward",
+        "large scores (q and k spread 4×): the running max keeps exp finite, lse stays exact")
+def test_forward_large_scores(sub, ref):
+    rng = seeded(822)
+    q, k, v = qkv(rng, (1, 1), 24, 40, 16, 16, spread=4.0)
+    for causal in (False, True):
+        _forward(sub, q, k, v, causal=causal,
+                 what=f"{'causal ' if causal else ''}attention with large scores on "
+                      f"generated {_shapes(q, k, v)}")
+
+
+@graded("flash_attention_forward",
+        "the default scale is 1/√E (E = 9, Ev = 4); scale = 0.3, 2.0 and 0 replace it")
+def test_forward_scale(sub, ref):
+    rng = seeded(823)
+    q, k, v = qkv(rng, (1, 1), 16, 20, 9, 4, spread=1.5)
+    _forward(sub, q, k, v, what="attention with E = 9, Ev = 4 and the default scale")
+    for scale in (0.3, 2.0, 0.0):
+        _forward(sub, q, k, v, scale=scale, what=f"attention with scale = {scale}")
+
+
+@graded("flash_attention_forward",
+        "block sizes 16, 32 and 64 in other pairings give the same result, causal or not")
+def test_forward_blocks(sub, ref):
+    rng = seeded(824)
+    q, k, v = qkv(rng, (1, 1), 40, 70, 16, 16)
+    for block_m, block_n, causal in ((32, 32, False), (64, 16, True), (16, 64, True),
+                                     (32, 16, False)):
+        _forward(sub, q, k, v, causal=causal, block_m=block_m, block_n=block_n,
+                 what=f"{'causal ' if causal else ''}attention with block_m = {block_m}, "
+                      f"block_n = {block_n} on generated {_shapes(q, k, v)}")
+
+
+@graded("flash_attention_forward",
+        "float16 (ragged, causal, E ≠ Ev): O within twice the FlashAttention-2 recipe's error, "
+        "lse to float32's tolerance")
+def test_forward_float16(sub, ref):
+    rng = seeded(825)
+    for lead, L, S, E, Ev, causal in (((1, 1), 48, 96, 32, 32, False),
+                                      ((1, 2), 20, 70, 16, 8, True)):
+        q, k, v = qkv(rng, lead, L, S, E, Ev, dtype="float16")
+        _forward(sub, q, k, v, dtype="float16", causal=causal,
+                 what=f"float16 {'causal ' if causal else ''}attention on generated "
+                      f"{_shapes(q, k, v)}")
+
+
+@graded("flash_attention_forward",
+        "long and thin float16: 16 queries over 256 and 512 keys in 16-wide key blocks "
+        "(the running sums must be float32)")
+def test_forward_long_thin(sub, ref):
+    rng = seeded(826)
+    for S, causal in ((512, False), (256, True)):
+        q, k, v = qkv(rng, (1, 1), 16, S, 32, 32, dtype="float16")
+        _forward(sub, q, k, v, dtype="float16", causal=causal, block_m=16, block_n=16,
+                 what=f"float16 {'causal ' if causal else ''}attention on generated "
+                      f"{_shapes(q, k, v)}")
+
+
+@graded("flash_attention_forward",
+        "mismatched shapes (rank, B, H, E, S), dtypes or devices raise ValueError with a message")
+def test_forward_mismatch(sub, ref):
+    rng = seeded(827)
+    q, k, v = qkv(rng, (1, 2), 4, 6, 8, 8)
+    cases = [
+        ("q of rank 3", (q[0], k, v), {}),
+        ("k with another E", (q, k[..., :5], v), {}),
+        ("v with another S", (q, k, v[:, :, :5]), {}),
+        ("k with another H", (q, k[:, :1], v[:, :1]), {}),
+        ("k with another B", (q, np.concatenate([k, k]), np.concatenate([v, v])), {}),
+    ]
+    for what, args, kw in cases:
+        exc = expect_raises("ValueError", sub.flash_attention_forward,
+                            *(tensor(a, "float32") for a in args), what=what, **kw)
+        expect_message_names(exc)
+    exc = expect_raises("ValueError", sub.flash_attention_forward, tensor(q, "float32"),
+                        tensor(k, "float16"), tensor(v, "float32"),
+                        what="q float32 with k float16")
+    expect_message_names(exc)
+    exc = expect_raises("ValueError", sub.flash_attention_forward, tensor(q, "float32"),
+                        tensor(k, "float32", "meta"), tensor(v, "float32"),
+                        what="k on the meta device, q and v on the CPU")
+    expect_message_names(exc)
+
+
+@graded("flash_attention_forward",
+        "E or Ev outside [1, 128], and is_causal with more queries than keys, raise ValueError")
+def test_forward_bad_sizes(sub, ref):
+    rng = seeded(828)
+    for L, S, E, Ev in ((2, 3, 129, 4), (2, 3, 8, 129), (2, 3, 0, 4), (2, 3, 8, 0)):
+        q, k, v = qkv(rng, (1, 1), L, S, E, Ev)
+        expect_raises("ValueError", sub.flash_attention_forward, tensor(q, "float32"),
+                      tensor(k, "float32"), tensor(v, "float32"), what=f"E = {E}, Ev = {Ev}")
+    for L, S in ((3, 2), (17, 16)):
+        q, k, v = qkv(rng, (1, 1), L, S, 8, 8)
+        expect_raises("ValueError", sub.flash_attention_forward, tensor(q, "float32"),
+                      tensor(k, "float32"), tensor(v, "float32"), is_causal=True,
+                      what=f"is_causal with L = {L}, S = {S}")
+
+
+@graded("flash_attention_forward",
+        "float64 input, a non-finite scale, or a block size other than 16, 32, 64 or 128 "
+        "raises ValueError")
+def test_forward_bad_options(sub, ref):
+    q, k, v = qkv(seeded(829), (1, 1), 4, 6, 8, 8)
+    args = [tensor(a, "float32") for a in (q, k, v)]
+    expect_raises("ValueError", sub.flash_attention_forward,
+                  *(tensor(a, "float64") for a in (q, k, v)), what="float64 q, k and v")
+    for scale in (float("nan"), float("inf"), float("-inf")):
+        expect_raises("ValueError", sub.flash_attention_forward, *args, scale=scale,
+                      what=f"scale = {scale}")
+    for kw in ({"block_m": 8}, {"block_n": 24}, {"block_m": 256}, {"block_n": 48}):
+        expect_raises("ValueError", sub.flash_attention_forward, *args, **kw,
+                      what=", ".join(f"{n} = {b}" for n, b in kw.items()))
+
+
+@graded("flash_attention_forward", "a Triton kernel computes it (kernel launches counted in "
+        "the worker)", advisory=True)
+def test_forward_launches(sub, ref):
+    q, k, v = qkv(seeded(830), (1, 1), 20, 24, 8, 8)
+    out = sub.probe("triton_launches", TOPIC, "flash_attention_forward",
+                    *(tensor(a, "float32") for a in (q, k, v)), is_causal=True)
+    if not isinstance(out, dict) or "launches" not in out:
+        safe_fail(f"could not count the Triton launches of flash_attention_forward "
+                  f"(got {describe(out)})")
+    expect_forward(out["result"], q, k, v, dtype="float32", causal=True,
+                   what=f"causal attention on generated {_shapes(q, k, v)}")
+    if out["launches"] < 1:
+        safe_fail("flash_attention_forward launched no Triton kernel: the attention must be "
+                  "computed by a @triton.jit kernel, not by PyTorch")
+
+
+@graded("flash_attention_forward", "on CUDA: float16 and bfloat16 at L = S = 2048, causal or "
+        "not, within twice the FlashAttention-2 recipe's error", gpu=True)
+def test_forward_cuda(sub, ref):
+    rng = seeded(831)
+    for dtype in HALF:
+        q, k, v = qkv(rng, (1, 2), 2048, 2048, 64, 64, dtype=dtype)
+        for causal in (False, True):
+            _forward(sub, q, k, v, dtype=dtype, device="cuda", causal=causal,
+                     what=f"{dtype} {'causal ' if causal else ''}attention at L = S = 2048 "
+                          f"on CUDA")
+
+
+# ------------------------------------------------------------------ flash_attention_backward
+
+
+def _backward(sub, ref, q, k, v, do, *, dtype: str, causal: bool = False,
+              scale: float | None = None, what: str) -> None:
+    """Hand the submission the inputs and the exact (O, lse), rounded to ``dtype`` (lse to
+    float32, or float64 for float64 inputs), and judge (dq, dk, dv).
+
+    float64/float32: against the backward formulas in float64 from the same rounded inputs, to
+    the dtype's tolerance. float16: each gradient's largest error against the exact float64
+    gradients must be at most twice the error of the formulas in float32 from the same O and
+    lse rounded once (the half-precision rule), plus 1e-5.
+    """
+    o64, lse64 = attention64(q, k, v, causal, scale)
+    o = rounded(o64, dtype)
+    lse_dtype = "float64" if dtype == "float64" else "float32"
+    lse = rounded(lse64, lse_dtype)
+    kw = {"is_causal": causal} if causal else {}
+    if scale is not None:
+        kw["scale"] = scale
+    got = triple(sub.flash_attention_backward(
+        *(tensor(a, dtype) for a in (q, k, v, o)), tensor(lse, lse_dtype), tensor(do, dtype),
+        **kw), what)
+    if dtype in HALF:
+        tdt = getattr(torch, dtype)
+        exact = ref.flash_attention_backward(*(as_torch(a) for a in (q, k, v, o64, lse64, do)),
+                                             **kw)
+        recipe = ref.flash_attention_backward(
+            *(as_torch(a).to(tdt) for a in (q, k, v, o)), as_torch(lse).float(),
+            as_torch(do).to(tdt), **kw)
+        for name, g, e, r in zip(("dq", "dk", "dv"), got, exact, recipe):
+            bound = 2 * max_error(r.double().numpy(), e.numpy()) + 1e-5
+            expect_tensor(g, e.numpy(), dtype=dtype, rtol=0.0, atol=bound,
+                          what=f"{name} of {what} (within twice the float32 formulas' error)")
+    else:
+        expected = ref.flash_attention_backward(*(as_torch(a) for a in (q, k, v, o, lse, do)),
+                                                **kw)
+        for name, g, e in zip(("dq", "dk", "dv"), got, expected):
+            expect_tensor(g, e.numpy(), dtype=dtype, what=f"{name} of {what}")
+
+
+@graded("flash_attention_backward", "float64 inputs stay float64 and match the formulas "
+        "(ragged, E ≠ Ev, S over several key blocks, causal L < S)")
+def test_backward_float64(sub, ref):
+    rng = seeded(840)
+    for lead, L, S, E, Ev, causal in (((2, 1), 7, 300, 12, 5, False),
+                                      ((1, 2), 20, 300, 8, 16, True),
+                                      ((1, 1), 1, 1, 3, 2, False)):
+        q, k, v = qkv(rng, lead, L, S, E, Ev, dtype="float64")
+        do = rng.standard_normal((*lead, L, Ev))
+        _backward(sub, ref, q, k, v, do, dtype="float64", causal=causal,
+                  what=f"{'causal ' if causal else ''}gradients for generated {_shapes(q, k, v)}")
+
+
+@graded("flash_attention_backward", "float32 inputs give float32 gradients matching the float64 "
+        "formulas (causal with L = S and L < S)")
+def test_backward_float32(sub, ref):
+    rng = seeded(841)
+    for lead, L, S, E, Ev, causal in (((2, 2), 33, 33, 16, 16, True),
+                                      ((1, 3), 9, 70, 10, 6, True),
+                                      ((1, 1), 40, 25, 16, 24, False)):
+        q, k, v = qkv(rng, lead, L, S, E, Ev)
+        do = rounded(rng.standard_normal((*lead, L, Ev)), "float32")
+        _backward(sub, ref, q, k, v, do, dtype="float32", causal=causal,
+                  what=f"{'causal ' if causal else ''}gradients for generated {_shapes(q, k, v)}")
+
+
+@graded("flash_attention_backward", "float16 inputs: each gradient within twice the error of "
+        "the formulas in float32 rounded once")
+def test_backward_float16(sub, ref):
+    rng = seeded(842)
+    for lead, L, S, E, Ev, causal in (((1, 2), 24, 200, 16, 8, True),
+                                      ((2, 1), 32, 32, 32, 32, False)):
+        q, k, v = qkv(rng, lead, L, S, E, Ev, dtype="float16")
+        do = rounded(rng.standard_normal((*lead, L, Ev)), "float16")
+        _backward(sub, ref, q, k, v, do, dtype="float16", causal=causal,
+                  what=f"float16 {'causal ' if causal else ''}gradients for generated "
+                       f"{_shapes(q, k, v)}")
+
+
+@graded("flash_attention_backward",
+        "the default scale is 1/√E (E = 9, Ev = 4); an explicit scale replaces it")
+def test_backward_scale(sub, ref):
+    rng = seeded(843)
+    q, k, v = qkv(rng, (1, 1), 6, 11, 9, 4, dtype="float64", spread=1.5)
+    do = rng.standard_normal((1, 1, 6, 4))
+    _backward(sub, ref, q, k, v, do, dtype="float64", what="gradients with E = 9, Ev = 4")
+    for scale in (0.25, 1.7):
+        _backward(sub, ref, q, k, v, do, dtype="float64", causal=True, scale=scale,
+                  what=f"causal gradients with scale = {scale}")
+
+
+@graded("flash_attention_backward",
+        "mismatched shapes, dtypes or devices raise ValueError with a message")
+def test_backward_errors(sub, ref):
+    rng = seeded(844)
+    q, k, v = qkv(rng, (1, 2), 4, 6, 8, 8)
+    o, lse, do = np.zeros((1, 2, 4, 8)), np.zeros((1, 2, 4)), np.ones((1, 2, 4, 8))
+    base = {"q": q, "k": k, "v": v, "o": o, "lse": lse, "do": do}
+    cases = [
+        ("o of shape (1, 2, 4, 3)", {"o": o[..., :3]}, {}),
+        ("lse of shape (1, 2, 3)", {"lse": lse[..., :3]}, {}),
+        ("do of shape (1, 2, 5, 8)", {"do": np.ones((1, 2, 5, 8))}, {}),
+        ("v with 5 keys where k has 6", {"v": v[:, :, :5]}, {}),
+        ("q of rank 3", {"q": q[0]}, {}),
+        ("do in float64, the rest in float32", {}, {"do": "float64"}),
+        ("v on the meta device", {}, {"v": "meta"}),
+    ]
+    for what, arrays, kinds in cases:
+        given = {**base, **arrays}
+        args = []
+        for name, a in given.items():
+            kind = kinds.get(name, "float32")
+            args.append(tensor(a, "float32", "meta") if kind == "meta" else tensor(a, kind))
+        exc = expect_raises("ValueError", sub.flash_attention_backward, *args, what=what)
+        expect_message_names(exc)
+
+
+# ------------------------------------------------------------------ FlashAttention
+
+
+def _check_flash(sub, ref, q, k, v, do, *, dtype: str, causal: bool, what: str) -> None:
+    """FlashAttention.apply then O.backward(dO) in the worker, judged against SDPA's float64
+    gradients (bottom-right mask): float32 to its tolerance, float16 by the half-precision rule, the
+    recipe being the FlashAttention-2 forward and the float32 formulas from its O and lse."""
+    o, grads = flash_apply(sub, q, k, v, do, dtype=dtype, causal=causal)
+    o64 = attention64(q, k, v, causal)[0]
+    exact = autograd64(q, k, v, do, causal)
+    if dtype in HALF:
+        tdt = getattr(torch, dtype)
+        o_r, lse_r = fa2_recipe(q, k, v, dtype, causal)
+        expect_tensor(o, o64, dtype=dtype, rtol=0.0, atol=2 * max_error(o_r, o64) + 1e-5,
+                      what=f"O of {what} (within twice the FlashAttention-2 recipe's error)")
+        recipe = ref.flash_attention_backward(
+            *(as_torch(a).to(tdt) for a in (q, k, v, o_r)), as_torch(lse_r).float(),
+            as_torch(do).to(tdt), is_causal=causal)
+        for name, g, e, r in zip(("dq", "dk", "dv"), grads, exact, recipe):
+            if g is None:
+                safe_fail(f"{name} of {what}: the input received no gradient")
+            bound = 2 * max_error(r.double().numpy(), e) + 1e-5
+            expect_tensor(g, e, dtype=dtype, rtol=0.0, atol=bound,
+                          what=f"{name} of {what} (within twice the recipe's error)")
+        return
+    expect_tensor(o, o64, dtype=dtype, what=f"O of {what}")
+    for name, g, e in zip(("dq", "dk", "dv"), grads, exact):
+        if g is None:
+            safe_fail(f"{name} of {what}: the input received no gradient")
+        expect_tensor(g, e, dtype=dtype, what=f"{name} of {what}")
+
+
+@graded("FlashAttention", "float32, not causal, ragged (L = S = 20, E = 16, Ev = 24, two "
+        "heads): O and the gradients match SDPA's")
+def test_flash_plain(sub, ref):
+    rng = seeded(850)
+    q, k, v = qkv(rng, (1, 2), 20, 20, 16, 24)
+    do = rounded(rng.standard_normal((1, 2, 20, 24)), "float32")
+    _check_flash(sub, ref, q, k, v, do, dtype="float32", causal=False,
+                 what=f"FlashAttention on generated {_shapes(q, k, v)}")
+
+
+@graded("FlashAttention", "float32, causal with L < S: the gradients match SDPA's with an "
+        "explicit bottom-right mask")
+def test_flash_causal(sub, ref):
+    rng = seeded(851)
+    q, k, v = qkv(rng, (2, 1), 12, 45, 16, 8)
+    do = rounded(rng.standard_normal((2, 1, 12, 8)), "float32")
+    _check_flash(sub, ref, q, k, v, do, dtype="float32", causal=True,
+                 what=f"causal FlashAttention on generated {_shapes(q, k, v)}")
+
+
+@graded("FlashAttention", "float16, causal: O and the gradients within twice the error of "
+        "the FlashAttention-2 recipe and the float32 formulas")
+def test_flash_float16(sub, ref):
+    rng = seeded(852)
+    q, k, v = qkv(rng, (1, 2), 24, 40, 16, 16, dtype="float16")
+    do = rounded(rng.standard_normal((1, 2, 24, 16)), "float16")
+    _check_flash(sub, ref, q, k, v, do, dtype="float16", causal=True,
+                 what=f"float16 causal FlashAttention on generated {_shapes(q, k, v)}")
+
+
+@graded("FlashAttention", "is_causal defaults to False; with L > S and is_causal it raises "
+        "ValueError")
+def test_flash_defaults(sub, ref):
+    rng = seeded(853)
+    q, k, v = qkv(rng, (1, 1), 16, 16, 8, 8)
+    leaves = [sub.lib("torch.as_tensor", codec.tensor_spec(a, dtype="float32",
+                                                           requires_grad=True))
+              for a in (q, k, v)]
+    out = sub.new("FlashAttention.apply", *leaves)
+    expect_tensor(out.call("detach"), attention64(q, k, v)[0], dtype="float32",
+                  what=f"FlashAttention.apply(q, k, v) on generated {_shapes(q, k, v)}")
+    if out.attribute("requires_grad") is not True:
+        safe_fail("FlashAttention.apply(q, k, v): O should require grad when q, k, v do")
+    q, k, v = qkv(rng, (1, 1), 16, 8, 8, 8)
+    leaves = [sub.lib("torch.as_tensor", codec.tensor_spec(a, dtype="float32",
+                                                           requires_grad=True))
+              for a in (q, k, v)]
+    expect_raises("ValueError", sub.new, "FlashAttention.apply", *leaves, True,
+                  what="is_causal with L = 16, S = 8")
+
+
+@graded("FlashAttention", "on CUDA in bfloat16 (L = S = 256, causal): O and the gradients "
+        "within twice the recipe's error", gpu=True)
+def test_flash_cuda(sub, ref):
+    rng = seeded(854)
+    dtype = "bfloat16"
+    q, k, v = qkv(rng, (1, 2), 256, 256, 64, 64, dtype=dtype)
+    do = rounded(rng.standard_normal((1, 2, 256, 64)), dtype)
+    leaves = [sub.lib("torch.as_tensor", codec.tensor_spec(a, dtype=dtype, device="cuda",
+                                                           requires_grad=True))
+              for a in (q, k, v)]
+    out = sub.new("FlashAttention.apply", *leaves, True)
+    o = out.call("detach")
+    out.call("backward", tensor(do, dtype, "cuda"))
+    grads = [leaf.attribute("grad") for leaf in leaves]
+    if not isinstance(o, codec.TensorData) or not o.device.startswith("cuda"):
+        safe_fail(f"FlashAttention on CUDA: expected O on CUDA, got {describe(o)}")
+    tdt = getattr(torch, dtype)
+    o64 = attention64(q, k, v, True)[0]
+    o_r, lse_r = fa2_recipe(q, k, v, dtype, True)
+    expect_tensor(o, o64, dtype=dtype, device=o.device, rtol=0.0,
+                  atol=2 * max_error(o_r, o64) + 1e-5, what="O of bfloat16 FlashAttention")
+    recipe = ref.flash_attention_backward(*(as_torch(a).to(tdt) for a in (q, k, v, o_r)),
+                                          as_torch(lse_r).float(), as_torch(do).to(tdt),
+                                          is_causal=True)
+    for name, g, e, r in zip(("dq", "dk", "dv"), grads, autograd64(q, k, v, do, True), recipe):
+        expect_tensor(g, e, dtype=dtype, device=o.device, rtol=0.0,
+                      atol=2 * max_error(r.double().numpy(), e) + 1e-5,
+                      what=f"{name} of bfloat16 FlashAttention on CUDA")

@@ -30,7 +30,7 @@ demo: $(STAMP)
 	$(VENV)/bin/course demo
 
 test: $(STAMP)
-	$(PY) -m pytest -n auto --dist loadgroup -q
+	$(PY) -m pytest -n auto --dist loadgroup -q --durations=25
 
 # The inner loop: everything but the slow end-to-end and browser tests.
 test-quick: $(STAMP)

@@ -26,6 +26,22 @@ def solution_source(topic: str) -> str:
     return (SOLUTIONS / f"{topic}.py").read_text(encoding="utf-8")
 
 
+def stub_source(topic: str) -> str:
+    """The stub of ``topic`` as `course stubs` makes it from the solution: never the working
+    copy's exercises/, which a student (or `course reset`'s backups) may have changed."""
+    from autograder.authoring import stubs
+
+    return stubs.make_stub(solution_source(topic), catalogue.get_topic(topic))
+
+
+def write_stubs(folder: Path) -> Path:
+    """Every topic's generated stub (:func:`stub_source`) written into ``folder``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for t in catalogue.topics():
+        (folder / t.filename).write_text(stub_source(t.module), encoding="utf-8")
+    return folder
+
+
 def grade_sources(slot: Slot, sources: dict[str, str | bytes], topics: list[str] | None = None,
                   hidden: bool = True, plans: dict | None = None) -> dict[str, TestResult]:
     """Grade in-memory topic files (topic -> source) on ``slot``: test name -> result.

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from autograder import catalogue
-from tests.helpers import EXERCISES, grade_sources, solution_source
+from tests.helpers import grade_sources, solution_source, stub_source
 
 TOPICS = catalogue.topic_modules()
 
@@ -22,7 +22,7 @@ def test_solution_alone_gets_full_marks_for_its_topic(slot, topic):
 
 @pytest.mark.parametrize("topic", TOPICS)
 def test_stub_gets_zero_with_plain_failures(slot, topic):
-    stub = (EXERCISES / f"{topic}.py").read_text("utf-8")
+    stub = stub_source(topic)
     results = grade_sources(slot, {topic: stub}, [topic])
     assert results
     passed = [n for n, r in results.items() if r.passed]

@@ -23,7 +23,7 @@ import jsonschema
 import pytest
 
 from autograder import catalogue
-from tests.helpers import EXERCISES, ROOT, SOLUTIONS
+from tests.helpers import ROOT, SOLUTIONS, stub_source
 
 #: Gradescope's results.json (https://gradescope-autograders.readthedocs.io/en/latest/specs/).
 VISIBILITY = {"enum": ["hidden", "after_due_date", "after_published", "visible"]}
@@ -172,7 +172,7 @@ def test_stubs_score_zero_and_the_worker_is_unprivileged(autograder_zip, tmp_pat
     root = tmp_path / "autograder"
     secrets = [str(root / "source" / "solutions" / "ex01_vectors.py"),
                str(root / "source" / "autograder" / "suites" / "hidden" / "ex01_vectors.py")]
-    files = {t.filename: (EXERCISES / t.filename).read_text("utf-8") for t in catalogue.topics()}
+    files = {t.filename: stub_source(t.module) for t in catalogue.topics()}
     files["ex01_vectors.py"] += "\n\n" + _reference_dot() + "\n" + PROBE.format(secrets=secrets)
     doc, _ = run_autograder(autograder_zip, root, files)
     assert doc["max_score"] == 100.0

@@ -23,7 +23,7 @@ from autograder.cli import app as cli
 from autograder.grading import run as runner
 from autograder.authoring import stubs
 from autograder.student import reset as student
-from tests.helpers import EXERCISES, ROOT, SOLUTIONS
+from tests.helpers import ROOT, SOLUTIONS, stub_source, write_stubs
 from tests.helpers import course
 
 TOPIC1 = "ex01_vectors.py"
@@ -32,9 +32,7 @@ TOPIC1 = "ex01_vectors.py"
 @pytest.fixture
 def exdir(tmp_path) -> Path:
     """A private copy of the generated stubs: tests never touch the repository's exercises/."""
-    folder = tmp_path / "exercises"
-    shutil.copytree(EXERCISES, folder)
-    return folder
+    return write_stubs(tmp_path / "exercises")
 
 
 def env() -> dict[str, str]:
@@ -54,7 +52,7 @@ def replace_segment(text: str, name: str, new: str) -> str:
 # ---------------------------------------------------------------- reset
 
 def test_reset_restores_exactly_the_stub_function_and_nothing_else(exdir, capsys):
-    stub = (EXERCISES / TOPIC1).read_text("utf-8")
+    stub = stub_source("ex01_vectors")
     helper = "\n\ndef _my_helper(x):\n    return x  # mine\n"
     # The student's file: dot and cosine_similarity written, an import and a helper added.
     mine = replace_segment(stub, "dot", solved("dot"))
@@ -79,7 +77,7 @@ def test_reset_restores_exactly_the_stub_function_and_nothing_else(exdir, capsys
 
 
 def test_reset_a_class_a_deleted_function_and_a_file_that_does_not_parse(exdir):
-    stub4 = (EXERCISES / "ex04_svd_lora.py").read_text("utf-8")
+    stub4 = stub_source("ex04_svd_lora")
     lora_stub = student.segment(stub4, "LoRALinear")
     mine = replace_segment(stub4, "LoRALinear", solved("LoRALinear", "ex04_svd_lora"))
     (exdir / "ex04_svd_lora.py").write_text(mine, "utf-8")
@@ -88,7 +86,7 @@ def test_reset_a_class_a_deleted_function_and_a_file_that_does_not_parse(exdir):
     assert student.segment(stub4, "LoRALinear") == lora_stub
 
     # A syntax error elsewhere in the file does not stop the reset of another function.
-    stub = (EXERCISES / TOPIC1).read_text("utf-8")
+    stub = stub_source("ex01_vectors")
     broken = replace_segment(stub, "one_hot", "def one_hot(ids, vocab_size)\n    return ids")
     mine = replace_segment(broken, "dot", solved("dot"))
     (exdir / TOPIC1).write_text(mine, "utf-8")
@@ -105,7 +103,7 @@ def test_reset_a_class_a_deleted_function_and_a_file_that_does_not_parse(exdir):
 
 
 def test_reset_keeps_windows_line_endings_and_odd_characters(exdir):
-    stub = (EXERCISES / TOPIC1).read_text("utf-8")
+    stub = stub_source("ex01_vectors")
     # A form feed and a LINE SEPARATOR in a comment: not line breaks for the parser.
     odd = "# page\x0cbreak and \u2028 separator\n"
     mine = odd + replace_segment(stub, "dot", solved("dot"))

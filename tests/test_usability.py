@@ -19,7 +19,7 @@ from autograder import catalogue
 from autograder.authoring import checks
 from autograder.cli import app as cli
 from autograder.grading import batch as grade
-from tests.helpers import SOLUTIONS
+from tests.helpers import ROOT, SOLUTIONS
 
 
 def test_an_empty_class_still_writes_every_output(tmp_path, capsys):
@@ -81,3 +81,24 @@ def test_a_misspelt_topic_or_exercise_gets_a_suggestion():
         catalogue.get_exercise("ex03_softmax.softmx")
     with pytest.raises(KeyError, match="did you mean"):
         catalogue.get_exercise("logsumexpp")
+
+
+def test_the_example_class_ignores_the_working_copys_exercises(tmp_path):
+    """A student's edits in exercises/ (or `course reset`'s .backup/ there) must not change the
+    example class's stubs, nor so the demo's grades or the repository's tests (issue: a
+    checkout where `course reset` ran failed `make test`)."""
+    from autograder.cli import demo
+    from tests.helpers import stub_source
+
+    root = tmp_path / "repo"
+    for part in ("solutions", "examples"):
+        shutil.copytree(ROOT / part, root / part)
+    (root / "exercises" / ".backup").mkdir(parents=True)
+    (root / "exercises" / "ex01_vectors.py").write_text("def dot(u, v):\n    return 1.0\n")
+    (root / "exercises" / ".backup" / "ex01_vectors.py").write_text("# an old backup\n")
+    subs = {p.name: p for p in demo.assemble(tmp_path / "class", root=root)}
+    stubs = subs["stubs"]
+    assert sorted(p.name for p in stubs.iterdir()) == sorted(
+        t.filename for t in catalogue.topics())
+    for t in catalogue.topics():
+        assert (stubs / t.filename).read_text("utf-8") == stub_source(t.module)

@@ -2,7 +2,8 @@
 
 The class is assembled in ``build/demo-class/``: the hand-written submissions of
 ``examples/submissions/`` plus two made at run time (docs/design/interface.md, the example class):
-``complete`` (a copy of ``solutions/``) and ``stubs`` (a copy of ``exercises/``).
+``complete`` (a copy of ``solutions/``) and ``stubs`` (generated from them, as `course stubs`
+writes ``exercises/``).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import shutil
 from pathlib import Path
 
 from autograder import catalogue, paths
+from autograder.authoring import stubs
 
 ROOT = paths.ROOT
 
@@ -23,11 +25,15 @@ def assemble(dest: Path, root: Path = ROOT) -> list[Path]:
     for sub in sorted((root / "examples" / "submissions").iterdir()):
         if sub.is_dir():
             shutil.copytree(sub, dest / sub.name)
-    for name, src in (("complete", root / "solutions"), ("stubs", root / "exercises")):
-        (dest / name).mkdir()
-        for t in catalogue.topics():
-            if (src / t.filename).exists():
-                shutil.copy2(src / t.filename, dest / name / t.filename)
+    (dest / "complete").mkdir()
+    (dest / "stubs").mkdir()
+    for t in catalogue.topics():
+        if (root / "solutions" / t.filename).exists():
+            shutil.copy2(root / "solutions" / t.filename, dest / "complete" / t.filename)
+    # The stubs as `course stubs` makes them, not the working copy's exercises/: a student's
+    # edits (or `course reset`'s backups) there must not change the example's grades.
+    for path, text in stubs.generate_all(root).items():
+        (dest / "stubs" / path.name).write_text(text, encoding="utf-8")
     return sorted(dest.iterdir())
 
 

@@ -33,6 +33,8 @@ SLOT_TASK_HEADROOM = 16
 
 #: Where the slot numbers' lock files live (root only).
 LOCK_DIR = "/run/course-slots"
+#: How long the grader waits for one answer of its zygote (start-up has its own 120 s).
+ZYGOTE_REPLY_SECONDS = 300
 
 
 def acquire_slot() -> tuple[int, int]:
@@ -153,7 +155,10 @@ class Slot:
         ready = self._ctl_file.readline()
         if b"ready" not in ready:
             raise RuntimeError(f"worker zygote of slot {self.index} failed to start")
-        parent.settimeout(30)
+        # The zygote is the grader's own code (it never runs a submission): a slow answer means
+        # a loaded machine, not an attack, so wait long (its warm-up imports ~1100 modules and a
+        # plan's decoding scales with the class; 30 s was seen to run out on 2 busy cores).
+        parent.settimeout(ZYGOTE_REPLY_SECONDS)
         if self.uid is not None:
             # Strays of an earlier grader killed with SIGKILL may still run as this slot's uid.
             self.killall()
@@ -179,7 +184,13 @@ class Slot:
         return self._reply()
 
     def _reply(self) -> dict:
-        line = self._ctl_file.readline()
+        try:
+            line = self._ctl_file.readline()
+        except TimeoutError:
+            # A timed-out socket file cannot be read again: drop this zygote, start afresh later.
+            self._abandon()
+            raise RuntimeError(f"the worker zygote of slot {self.index} did not answer within "
+                               f"{ZYGOTE_REPLY_SECONDS} s (an overloaded machine?)") from None
         if not line:
             self._proc = None
             raise RuntimeError("worker zygote died")
@@ -274,6 +285,14 @@ class Slot:
             os.chown(os.path.join(workdir, top), self.uid, self.gid)
             os.chmod(os.path.join(workdir, top), 0o700)
         os.chmod(workdir, 0o711)
+
+    def _abandon(self) -> None:
+        """Kill a zygote that stopped answering; the next command starts a new one."""
+        if self._proc is not None:
+            self._proc.kill()
+            self._proc.wait()
+        self._proc = None
+        self._unread = 0
 
     def close(self) -> None:
         """Stop the zygote (its strays with it), remove the temp root, free the slot number."""

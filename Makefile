@@ -32,9 +32,10 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(PY) -m pytest -n auto --dist loadgroup -q --durations=25
 
-# The inner loop: everything but the slow end-to-end and browser tests.
+# The inner loop (<= 5 minutes on 2 cores): everything but the slow end-to-end and browser
+# tests, and a sample of the bank variants (tests/test_banks.py: QUICK_SAMPLE, PLAN_SAMPLE).
 test-quick: $(STAMP)
-	$(PY) -m pytest -q -m "not slow and not browser" -x
+	$(PY) -m pytest -n auto --dist loadgroup -q -m "not slow and not browser" -x
 
 docs: $(STAMP)
 	bash scripts/setup_docs.sh

@@ -21,6 +21,10 @@ from autograder.sandbox.protocol import Call
 from autograder.sandbox.session import Session
 from tests.hostile import harness
 
+# One xdist worker runs all of this module (make test: --dist loadgroup), so its graded class is
+# built once and no other worker sits waiting on the shared copy's lock.
+pytestmark = pytest.mark.xdist_group("deadline-class")
+
 BUDGET = 3.0
 #: Past the deadline: the call it cut short is killed and reaped, the rest is refused at once.
 MARGIN = 1.5
@@ -33,10 +37,6 @@ TOPICS = ("ex01_vectors", "ex02_projections")
 SLOW_ONE_HOT = '''
 
 import time as _time
-
-# One xdist worker runs all of this module (make test: --dist loadgroup), so its graded class is
-# built once and no other worker sits waiting on the shared copy's lock.
-pytestmark = pytest.mark.xdist_group("deadline-class")
 
 _one_hot = one_hot
 

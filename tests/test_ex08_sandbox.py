@@ -367,6 +367,75 @@ def test_triton_writes_only_into_the_workers_private_folder(isolation_path):
             second.close()
 
 
+# ------------------------------------------------------------------ the CPU, shared between slots
+
+
+#: A submission whose child leaves for a session of its own, as each of a CPU hog's sixty
+#: spinning children did (red team, topic 8: every new session got a CPU share of its own).
+SETSID_CHILD = r'''
+import os
+import time
+
+
+def setsid_child():
+    """The pid of a child that has called setsid() and now waits to be killed."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.setsid()
+        os.write(w, b"x")
+        time.sleep(120)
+        os._exit(0)
+    os.read(r, 1)
+    return pid
+'''
+
+
+def _host_has_cpu_controller() -> bool:
+    try:
+        with open("/sys/fs/cgroup/cgroup.controllers") as f:
+            if "cpu" in f.read().split():
+                return True
+    except OSError:
+        pass
+    return os.path.isfile("/sys/fs/cgroup/cpu/cpu.shares")
+
+
+def _cpu_group(pid: int) -> str | None:
+    """The cgroup that weighs ``pid``'s CPU time, from the host's ``/proc/<pid>/cgroup``: the
+    v1 line of the cpu controller, else the v2 group when the cpu controller is on there."""
+    with open(f"/proc/{pid}/cgroup") as f:
+        lines = [line.rstrip("\n").split(":", 2) for line in f]
+    for _, controllers, path in lines:
+        if "cpu" in controllers.split(","):
+            return path
+    for _, controllers, path in lines:
+        if controllers == "":
+            try:
+                with open(f"/sys/fs/cgroup{path}/cgroup.controllers") as f:
+                    return path if "cpu" in f.read().split() else None
+            except OSError:
+                return None
+    return None
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not _host_has_cpu_controller(),
+                    reason="slot control groups need root and the kernel's cpu controller")
+def test_a_workers_children_share_the_slots_one_cpu_weight(slot):
+    """A child that calls setsid() stays in its slot's cpu group, so sixty of them share one
+    slot's weight against the other slot's. Without it, a CPU hog graded beside a correct
+    topic-8 submission (the slowest topic: interpreted kernels) made it spend its 120 s budget
+    and lose 8.5 of 14 points (docs/design/threat-model.md, Limits)."""
+    assert slot.cgroup is not None
+    s = Session(slot, {TOPIC: SETSID_CHILD.encode()})
+    try:
+        child = call(s, "setsid_child")
+        assert os.getsid(child) == child  # it did leave the worker's session
+        assert _cpu_group(child) == "/" + slot.cgroup.name
+    finally:
+        s.close()
+
+
 # ------------------------------------------------------------------ without triton, and on a GPU
 
 

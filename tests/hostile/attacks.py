@@ -1306,6 +1306,222 @@ _hold()
 ]
 ATTACKS += HOST_ATTACKS
 
+
+# ------------------------------------------------------------------ topic 8: Triton kernels
+
+EX08 = "ex08_flash_attention"
+
+#: Topic 8's other three exercises answered wrongly without ever raising (so no error test
+#: passes either): an attack on one exercise leaves the rest at zero.
+EX08_WRONG = {
+    "flash_attention_forward": '''
+def flash_attention_forward(q, k, v, is_causal=False, scale=None, block_m=16, block_n=16):
+    return torch.full((1,), 7.0), torch.full((1,), 7.0)
+''',
+    "flash_attention_backward": '''
+def flash_attention_backward(q, k, v, o, lse, do, is_causal=False, scale=None):
+    return torch.full((1,), 7.0), torch.full((1,), 7.0), torch.full((1,), 7.0)
+''',
+    "FlashAttention": '''
+class FlashAttention:
+    @staticmethod
+    def apply(q, k, v, is_causal=False):
+        return torch.full((1,), 7.0)
+''',
+}
+
+#: An honest softmax_rows of the attacks' own: one program per row, masked lanes at -inf,
+#: float32 inside, an all -inf row stored as zeros, ValueError outside 1 <= N <= 2**16.
+EX08_SOFTMAX = '''
+@triton.jit
+def _softmax_rows_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    base = tl.program_id(0) * n
+    row = tl.load(x_ptr + base + offs, mask=offs < n, other=float("-inf")).to(tl.float32)
+    top = tl.max(row, 0)
+    top = tl.where(top == float("-inf"), 0.0, top)
+    e = tl.exp(row - top)
+    total = tl.sum(e, 0)
+    out = e / tl.where(total == 0.0, 1.0, total)
+    tl.store(y_ptr + base + offs, out.to(y_ptr.dtype.element_ty), mask=offs < n)
+
+
+def softmax_rows(x):
+    if not isinstance(x, torch.Tensor) or x.dim() != 2 or not 1 <= x.shape[1] <= 2**16:
+        raise ValueError("softmax_rows: x must be (M, N) with 1 <= N <= 65536")
+    x = x.contiguous()
+    y = torch.empty_like(x)
+    block = triton.next_power_of_2(x.shape[1])
+    _softmax_rows_kernel[(x.shape[0],)](x, y, x.shape[1], BLOCK=block)
+    return y
+'''
+
+
+def ex08(body: str) -> str:
+    """A topic-8 file: torch and triton, ``body``, then wrong versions of what it leaves out."""
+    parts = ["import torch\nimport triton\nimport triton.language as tl\n", body.strip("\n") + "\n"]
+    for name, src in EX08_WRONG.items():
+        if f"def {name}(" not in body and f"class {name}" not in body:
+            parts.append(src.strip("\n") + "\n")
+    return "\n\n".join(parts)
+
+
+EX08_ATTACKS: list[Attack] = [
+    Attack("ex08_forged_launches", "topic 8: softmax_rows and the forward give values 1 % off, "
+           "launch a do-nothing kernel in each call, and patch both the interpreter's run and "
+           "the worker's launch probe to count launches: the advisory tests still judge values",
+           files={f"{EX08}.py": ex08('''
+import autograder.sandbox.probes as _probes
+from triton.runtime.interpreter import InterpretedFunction as _Interpreted
+
+
+@triton.jit
+def _noop(x_ptr):
+    tl.store(x_ptr, tl.load(x_ptr) + 1.0)
+
+
+def softmax_rows(x):
+    _noop[(1,)](torch.zeros(1))
+    try:
+        return torch.softmax(x.float(), -1).to(x.dtype) * 1.01
+    except Exception:
+        return torch.full((1,), 7.0)
+
+
+def flash_attention_forward(q, k, v, is_causal=False, scale=None, block_m=16, block_n=16):
+    _noop[(1,)](torch.zeros(1))
+    try:
+        s = q.float() @ k.float().transpose(-2, -1) / q.shape[-1] ** 0.5
+        return (torch.softmax(s, -1) @ v.float()).to(q.dtype) * 1.01, torch.logsumexp(s, -1)
+    except Exception:
+        return torch.full((1,), 7.0), torch.full((1,), 7.0)
+
+
+_real_run = _Interpreted.run
+
+
+def _run_counted_twice(self, *args, **kwargs):
+    _real_run(self, *args, **kwargs)
+    return _real_run(self, *args, **kwargs)
+
+
+_Interpreted.run = _run_counted_twice
+_real_probe = _probes.triton_launches
+
+
+def _forged_probe(server, module, name, *args, **kwargs):
+    got = _real_probe(server, module, name, *args, **kwargs)
+    got["launches"] = max(5, got["launches"])
+    return got
+
+
+_probes.triton_launches = _forged_probe
+''')}, full=()),
+    Attack("ex08_triton_folders", "topic 8: plants files through Triton's own cache, its knobs, "
+           "TRITON_* variables pointed at /tmp and a cache class of its own, into Triton's "
+           "package and ~/.triton, and looks for all of them (and the solutions) in every later "
+           "worker; its honest softmax_rows keeps its points",
+           root_only=NEEDS_ROOT_FS, files={f"{EX08}.py": ex08(EX08_SOFTMAX + '''
+import hashlib as _hashlib
+import os as _os
+
+from triton.runtime.cache import get_cache_manager as _cache_manager
+
+_NAME = "HOSTILE_CANARY_triton_@@MARK@@"
+_KEY = _hashlib.sha256(_NAME.encode()).hexdigest()
+_HOME = _os.environ.get("HOME", "/nonexistent")
+_PACKAGE = _os.path.dirname(triton.__file__)
+# Walked whole: the temp folders, the homes and Triton's package (small); the rest by name.
+_WALKED = ["/tmp", "/var/tmp", "/dev/shm", "/run/lock", "/root", _HOME, _PACKAGE]
+_PLACES = _WALKED + [_os.path.dirname(_PACKAGE), "@@REPO@@", "@@REPO@@/autograder"]
+_seen = []
+for _top in _WALKED:
+    for _dirpath, _dirs, _files in _os.walk(_top):
+        _seen += [_os.path.join(_dirpath, f) for f in _files + _dirs
+                  if "HOSTILE_CANARY_triton" in f]
+for _p in [_os.path.join(_top, _NAME) for _top in _PLACES[len(_WALKED):]] + [
+        "@@REPO@@/solutions/ex08_flash_attention.py", "/root/.triton/cache"]:
+    if _os.path.exists(_p):
+        _seen.append(_p)
+if _cache_manager(_KEY).get_file(_NAME + ".txt"):
+    _seen.append("Triton's cache")
+if _os.environ.get("TRITON_INTERPRET") != "1" or "TRITON_CACHE_MANAGER" in _os.environ:
+    _seen.append("TRITON_* variables")
+if _seen:
+    print("LEAK: a later worker found " + ", ".join(_seen[:5]))
+    softmax_rows = None  # and its grade says so too
+
+_cache_manager(_KEY).put("planted", _NAME + ".txt", binary=False)
+for _top in _PLACES:
+    try:
+        with open(_os.path.join(_top, _NAME), "w") as _f:
+            _f.write("planted")
+    except OSError:
+        pass
+triton.knobs.cache.dir = "/tmp/" + _NAME + "_cache"
+_cache_manager(_KEY[::-1]).put("planted", _NAME + ".txt", binary=False)  # under the knob
+
+
+class EvilCache:
+    def __init__(self, *args, **kwargs):
+        print("LEAK: another worker built this submission's cache class")
+
+
+_os.environ.update(TRITON_CACHE_DIR="/tmp/" + _NAME + "_cache", TRITON_HOME="/tmp",
+                   TRITON_CACHE_MANAGER="ex08_flash_attention:EvilCache",
+                   TRITON_REMOTE_CACHE_BACKEND="ex08_flash_attention:EvilCache")
+''')}, full=(f"{EX08}.softmax_rows",)),
+    Attack("ex08_interpreter_bombs", "topic 8: kernels that would run for ever in Triton's "
+           "interpreter: a grid of 2**31 - 1 programs, a @triton.jit function that calls "
+           "itself, and two hundred threads launching kernels",
+           files={f"{EX08}.py": ex08('''
+import threading
+
+
+@triton.jit
+def _touch(x_ptr):
+    tl.store(x_ptr, tl.load(x_ptr) + tl.program_id(0))
+
+
+@triton.jit
+def _deeper(x, depth):
+    return _deeper(x + 1, depth - 1)
+
+
+@triton.jit
+def _recurse(x_ptr):
+    tl.store(x_ptr, _deeper(tl.load(x_ptr), 10))
+
+
+def softmax_rows(x):
+    _touch[(2**31 - 1,)](torch.zeros(1))
+    return x
+
+
+def flash_attention_forward(q, k, v, is_causal=False, scale=None, block_m=16, block_n=16):
+    _recurse[(1,)](torch.zeros(1))
+    return q, q
+
+
+class FlashAttention:
+    @staticmethod
+    def apply(q, k, v, is_causal=False):
+        def launch():
+            _touch[(10**6,)](torch.zeros(1))
+        threads = [threading.Thread(target=launch, daemon=True) for _ in range(200)]
+        for t in threads:
+            try:
+                t.start()
+            except RuntimeError:
+                break
+        for t in threads:
+            if t.is_alive():
+                t.join()
+        return q
+''')}, full=(), says=("did not return within",)),
+]
+ATTACKS += EX08_ATTACKS
+
 BY_ID = {a.id: a for a in ATTACKS}
 assert len(BY_ID) == len(ATTACKS), "attack ids must be unique"
 

@@ -14,10 +14,10 @@ from tests.helpers import ROOT
 @pytest.mark.slow
 def test_benchmark_runs_and_prints_its_table():
     proc = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "grade_throughput.py"), "--n", "4",
+        [sys.executable, str(ROOT / "bench" / "grade_throughput.py"), "--n", "3",
          "--pytest-sample", "1", "--share-sample", "2", "--no-nbgrader",
-         # two cheap topics: the harness is exercised whole, the timing means nothing here
-         "--topics", "ex01_vectors,ex03_softmax"],
+         # one cheap topic: the harness is exercised whole, the timing means nothing here
+         "--topics", "ex01_vectors"],
         capture_output=True, text=True, timeout=900, cwd=ROOT,
         env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert proc.returncode == 0, proc.stderr[-3000:]

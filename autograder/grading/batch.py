@@ -103,7 +103,8 @@ def _init_slot(queue: mp.Queue, cfg: dict) -> None:
         starting.join()
     _slot_plans = None
     if cfg["plan"]:
-        sources = plan.reference_sources()
+        sources = {t: src for t, src in plan.reference_sources().items()
+                   if t in cfg["plan_topics"]}
         _slot_plans = (plan.record(_slot, _slot_specs, sources, _public_slot)
                        if sources else None)
 
@@ -141,14 +142,21 @@ def grade_batch(paths: list[Path], out: Path, *, jobs: int = 1, limits: Limits |
     # write what an uninterrupted one would have.
     cfg["plan"] = plan_batches and len(paths) >= PLAN_MIN
     todo = []
+    handed_in: set[str] = set()
     for p in paths:  # unchanged submissions first: a re-run of a graded class starts no slot
-        done = _resumable(out, uploads.load(p), cfg["version"])
+        loaded = uploads.load(p)
+        handed_in.update(loaded.sources)
+        done = _resumable(out, loaded, cfg["version"])
         if done is None:
             todo.append(p)
             continue
         summaries.append(done)
         if progress:
             progress(done)
+    # Only the topics someone handed in get a plan (recording one grades the reference, seconds
+    # a topic per slot). A submission's own topics are always among them, so each of its
+    # topics is planned or not exactly as if every topic were recorded.
+    cfg["plan_topics"] = sorted(handed_in)
     paths = todo
     jobs = max(1, min(jobs, len(paths) or 1))
     if not paths:

@@ -59,8 +59,12 @@ def watch(folder: Path, topics: list[catalogue.Topic], once: bool = False) -> in
             console.print(progress_table(progress(folder, topics, results),
                                          exercises=len(topics) == 1))
             console.print(f"Watching {folder} for saved changes; Ctrl-C to quit.", soft_wrap=True)
+            # yield_on_timeout hands control back to Python every half second: a Ctrl-C is then
+            # seen there at the latest (inside watchfiles' Rust loop one was once missed for
+            # 30 s on a loaded machine, tests/test_student_loop.py).
             for changes in watchfiles.watch(folder, watch_filter=only_topics, recursive=False,
-                                            raise_interrupt=False):
+                                            raise_interrupt=False, rust_timeout=500,
+                                            yield_on_timeout=True):
                 changed = _changed_topics(changes, folder, topics)
                 if not changed:
                     continue

@@ -183,7 +183,7 @@ def softmax_jacobian(p: ArrayLike) -> np.ndarray:
         >>> float(np.abs(softmax_jacobian(p)).max()) < 1e-5
         True
     """
-    # TODO: ∂p_i/∂z_j = p_i(δ_ij − p_j).
+    # TODO: Split p_i(δ_ij − p_j) into p_i δ_ij, a diagonal matrix, minus p_i p_j, an outer product: no loops needed, and each row of the result sums to 0.
     # More help: `course hint ex03_softmax.softmax_jacobian`; lesson: docs/lessons/03-softmax.md#the-jacobian-and-why-we-scale-by-sqrtd_k
     raise NotImplementedError("ex03_softmax.softmax_jacobian: not implemented yet")
 # --8<-- [end:softmax_jacobian]

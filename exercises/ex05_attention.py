@@ -67,7 +67,7 @@ def causal_mask(n_q: int, n_k: int, device: torch.device | str | None = None) ->
                 [1, 1, 0],
                 [1, 1, 1]], dtype=torch.int32)
     """
-    # TODO: With a KV cache the queries are the last n_q of n_k positions: query i sits at n_k − n_q + i.
+    # TODO: The usual triangle with its diagonal shifted right by n_k − n_q: row i (query i) has n_k − n_q + i + 1 leading True entries, one per key it may see.
     # More help: `course hint ex05_attention.causal_mask`; lesson: docs/lessons/05-attention.md#masks-and-the-kv-cache
     raise NotImplementedError("ex05_attention.causal_mask: not implemented yet")
 # --8<-- [end:causal_mask]

@@ -57,7 +57,7 @@ def rotation_matrix(theta: float) -> np.ndarray:
         >>> round(float(np.linalg.norm(R @ cat)), 3), round(float(np.linalg.norm(cat)), 3)
         (0.854, 0.854)
     """
-    # TODO: Counter-clockwise rotation of a column vector by θ.
+    # TODO: Its columns are where the unit vectors land: e₁ = [1, 0] turns to [cos θ, sin θ] and e₂ = [0, 1] to [−sin θ, cos θ]; validate theta first.
     # More help: `course hint ex06_rotation_norm.rotation_matrix`; lesson: docs/lessons/06-rotation-norm.md#rotation-is-an-isometry
     raise NotImplementedError("ex06_rotation_norm.rotation_matrix: not implemented yet")
 # --8<-- [end:rotation_matrix]
@@ -98,7 +98,7 @@ def rope_angles(positions: np.ndarray, rotary_dim: int, base: float = 10000.0) -
         >>> theta[1, [1, 31]].round(6).tolist()  # 10000^(-2/64), 10000^(-62/64)
         [0.749894, 0.000133]
     """
-    # TODO: One frequency per pair of dimensions: base^(−2i/rotary_dim) for i = 0 … rotary_dim/2 − 1.
+    # TODO: The exponents −2i/rotary_dim come in one go as −np.arange(0, rotary_dim, 2) / rotary_dim; each position then multiplies every frequency (broadcasting, no loop).
     # More help: `course hint ex06_rotation_norm.rope_angles`; lesson: docs/lessons/06-rotation-norm.md#rope
     raise NotImplementedError("ex06_rotation_norm.rope_angles: not implemented yet")
 # --8<-- [end:rope_angles]
@@ -163,7 +163,7 @@ def apply_rope(
         >>> bool(np.allclose(s1, s2))
         True
     """
-    # TODO: Pair dimension i with i + rotary_dim/2 (rotate-half), not with i + 1.
+    # TODO: Split the rotated part into halves x1 = x[..., :h] and x2 = x[..., h:rotary_dim] with h = rotary_dim/2 (not even and odd indices), and broadcast the (n, h) angles over them.
     # More help: `course hint ex06_rotation_norm.apply_rope`; lesson: docs/lessons/06-rotation-norm.md#half-split-versus-interleaved-pairs
     raise NotImplementedError("ex06_rotation_norm.apply_rope: not implemented yet")
 # --8<-- [end:apply_rope]
@@ -202,7 +202,7 @@ def rms_norm(x: np.ndarray, weight: np.ndarray, eps: float = 1e-6) -> np.ndarray
         >>> rms_norm(np.array([0.8, 0.3]), np.array([0.5, 2.0]), eps=0.0).round(4)
         array([0.6621, 0.9931])
     """
-    # TODO: Root mean square over the last axis, with eps inside the square root.
+    # TODO: Square, average over the last axis with keepdims=True, add eps, take the square root and divide; upcast float16 to float32 before squaring and cast the result back.
     # More help: `course hint ex06_rotation_norm.rms_norm`; lesson: docs/lessons/06-rotation-norm.md#rmsnorm-and-layernorm
     raise NotImplementedError("ex06_rotation_norm.rms_norm: not implemented yet")
 # --8<-- [end:rms_norm]

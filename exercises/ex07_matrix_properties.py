@@ -140,7 +140,7 @@ def condition_number(A: np.ndarray) -> float:
         >>> round(condition_number(np.array([[3.0, 2.0], [2.0, 3.0], [0.0, 0.0]])), 6)  # 5 / 1
         5.0
     """
-    # TODO: The 2-norm condition number is σ_max / σ_min.
+    # TODO: np.linalg.svd(A, compute_uv=False) gives the singular values sorted largest first: divide the first by the last, but a (nearly) singular A must give inf, not a huge ratio or a division by zero.
     # More help: `course hint ex07_matrix_properties.condition_number`; lesson: docs/lessons/07-matrix-properties.md#condition-number
     raise NotImplementedError("ex07_matrix_properties.condition_number: not implemented yet")
 # --8<-- [end:condition_number]

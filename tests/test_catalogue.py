@@ -104,3 +104,32 @@ def test_course_root_can_be_overridden(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                          check=True).stdout.split()
     assert out[0] == str(ROOT)
+
+
+def _content_words(text: str) -> set[str]:
+    """Words of three or more letters (formulas and variable names aside), case folded."""
+    import re
+
+    return set(re.findall(r"[^\W\d_]{3,}", text.casefold()))
+
+
+def test_first_hints_say_more_than_the_stub():
+    """`course hint X` and a failure's hint must tell the student something the stub does not
+    (issue 15): the first hint brings words that the exercise's stub (signature, docstring,
+    other TODO lines: everything but the hint's own TODO line) does not already hold. A hint
+    that only restates the docstring ("Counter-clockwise rotation of a column vector by θ.")
+    fails."""
+    from autograder.authoring import stubs
+    from autograder.student import reset
+
+    weak = []
+    for t in catalogue.topics():
+        stub = stubs.make_stub((SOLUTIONS / t.filename).read_text("utf-8"), t)
+        for ex in t.exercises:
+            own = "\n".join(reset.segment(stub, n) or "" for n in (ex.name, *ex.helpers))
+            assert f"# TODO: {ex.hints[0]}" in own, ex.qualname
+            rest = "\n".join(line for line in own.splitlines()
+                             if line.strip() != f"# TODO: {ex.hints[0]}")
+            if not _content_words(ex.hints[0]) - _content_words(rest):
+                weak.append(f"{ex.qualname}: {ex.hints[0]}")
+    assert not weak, "first hints that only restate the stub:\n" + "\n".join(weak)

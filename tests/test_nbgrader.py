@@ -160,7 +160,9 @@ def test_source_notebooks_are_nbgrader_notebooks_with_catalogue_points(tmp_path)
         nb = json.loads(path.read_text("utf-8"))
         assert nb["metadata"]["kernelspec"]["name"] == "python3"
         assert nb["cells"][0]["cell_type"] == "markdown"
-        assert catalogue.SITE_URL in _src(nb["cells"][0])  # the lesson summary links the site
+        # no site set: the lesson summary names the lesson's file, never a local address
+        assert f"docs/{catalogue.get_topic(topic).lesson_page}" in _src(nb["cells"][0])
+        assert "127.0.0.1" not in path.read_text("utf-8")
         grades = [c for c in nb["cells"] if _meta(c).get("grade")]
         assert sum(_meta(c)["points"] for c in grades) == _graded_points(topic)
         solutions = [c for c in nb["cells"] if _meta(c).get("solution")]

@@ -115,9 +115,11 @@ def test_reset_keeps_windows_line_endings_and_odd_characters(exdir):
 
 def test_reset_refuses_unknown_names_with_exit_2(exdir, capsys):
     before = (exdir / TOPIC1).read_bytes()
-    for name in ("nope", "ex01_vectors.nope", "ex01_vectors", "ex99.dot"):
+    for name in ("nope", "ex01_vectors.nope", "eigen", "ex99.dot"):
         assert cli.main(["reset", name, "--dir", str(exdir)]) == 2, name
-    assert "unknown exercise" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "unknown topic or exercise 'nope'" in err and "ex01_vectors has no exercise" in err
+    assert "ex03_softmax, ex03, ex3, 3 or softmax" in err  # the forms a name may take
     assert (exdir / TOPIC1).read_bytes() == before
     assert not (exdir / ".backup").exists()
     assert cli.main(["reset", "dot", "--dir", str(exdir / "missing")]) == 2
@@ -228,6 +230,19 @@ def test_hint_tiers(capsys):
     out = capsys.readouterr().out
     assert all(h in out for h in ex.hints) and "(more:" not in out
     assert cli.main(["hint", "nope"]) == 2
+
+
+def test_hint_for_a_topic_lists_its_exercises_first_hints(capsys):
+    top = catalogue.get_topic("ex08_flash_attention")
+    for name in ("8", "ex08", "flash_attention"):
+        assert cli.main(["hint", name]) == 0, name
+        out = capsys.readouterr().out
+        for ex in top.exercises:
+            assert ex.qualname in out and f"Hint 1/{len(ex.hints)}: {ex.hints[0]}" in out
+            assert ex.hints[1] not in out
+    # An exercise still wins over the topic of the same name (softmax is both).
+    assert cli.main(["hint", "softmax"]) == 0
+    assert "ex03_softmax.logsumexp" not in capsys.readouterr().out
 
 
 # ---------------------------------------------------------------- watch

@@ -85,22 +85,33 @@ class TestMeta:
     description: str
     advisory: bool = False
     gpu: bool = False
+    #: shown with this test's failure instead of the exercise's first hint ("" : that hint)
+    hint: str = ""
 
 
 def graded(exercise: str, description: str, *, advisory: bool = False,
-           gpu: bool = False) -> Callable:
+           gpu: bool = False, hint: str = "") -> Callable:
     """Mark a suite function as a graded test of ``exercise`` (a catalogue name).
 
     Its name becomes ``<topic>.<exercise>: <description>``. ``advisory`` marks checks that watch
     code run inside the worker (meta device, op counts): forgeable, so worth little (≤ 10 %).
     ``gpu`` tests need CUDA, carry no points, and are skipped with a reason without it.
+    ``hint`` is what `course check`, `course watch` and feedback.md show when this test fails,
+    instead of the exercise's first hint (for a test whose failure that hint does not explain).
+
+    Raises:
+        ValueError: ``exercise`` holds ": ", ``description`` is empty, or ``hint`` is not a
+            string or is only whitespace.
     """
     if ": " in exercise or not description:
         raise ValueError("graded(exercise, description): exercise has no ': ', description given")
+    if not isinstance(hint, str) or (hint and not hint.strip()):
+        raise ValueError(f"graded({exercise!r}, …, hint=…): the hint must be a non-blank string, "
+                         f"not {hint!r}")
 
     def deco(fn: Callable) -> Callable:
         check_graded_signature(fn)
-        fn.__graded__ = TestMeta(exercise, description, advisory, gpu)
+        fn.__graded__ = TestMeta(exercise, description, advisory, gpu, hint.strip())
         return fn
 
     return deco

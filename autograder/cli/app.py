@@ -3,22 +3,16 @@
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 import time
 from pathlib import Path
 
 from autograder import catalogue, paths
 from autograder.limits import Limits
+from autograder.cli.student_commands import (cmd_check, cmd_hint, cmd_list, cmd_notebook,
+                                                cmd_reset, cmd_submit, cmd_watch)
 
 ROOT = paths.ROOT
-
-
-def _exercises_dir(arg: str | None) -> Path:
-    if arg:
-        return Path(arg)
-    here = Path.cwd() / "exercises"
-    return here if here.is_dir() else ROOT / "exercises"
 
 
 def cmd_stubs(args: argparse.Namespace) -> int:
@@ -30,122 +24,29 @@ def cmd_stubs(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_check(args: argparse.Namespace) -> int:
-    from autograder.cli.console import check_report, console
-    from autograder.grading import loop, uploads
-    from autograder.grading import run as runner
-    from autograder.sandbox.slot import Slot
-
-    topics = _topics("check", args.topic)
-    folder = _student_folder("check", args.dir) if topics is not None else None
-    if folder is None:
-        return 2
-    loaded = uploads.load(folder)
-    specs = {top.module: runner.collect(top.module, hidden=False) for top in topics}
-    with Slot(0) as slot:
-        outcome = loop.grade(slot, loaded.sources, specs, problems=loaded.problems,
-                             status=lambda topic: console.status(f"checking {topic} …"))
-    results = outcome.flat()
-    check_report(results, topics)
-    return 0 if results and all(r.passed for r in results) else 1
-
-
-def cmd_hint(args: argparse.Namespace) -> int:
+def _site_url(command: str, arg: str | None) -> tuple[bool, str | None]:
+    """(ok, the lesson site graded feedback links to): ``--site-url`` when given ("" = none),
+    else mkdocs.yml's ``site_url``, else None (links name the repository's lesson files);
+    ok False, said on stderr, for an address that is not http(s)."""
     try:
-        ex = catalogue.get_exercise(args.exercise)
-    except KeyError as exc:
-        print(f"course hint: {exc.args[0]}", file=sys.stderr)
-        return 2
-    if not 1 <= args.level <= len(ex.hints):  # said, not silently clamped (a tester's note)
-        print(f"course hint: {ex.qualname} has hint levels 1 to {len(ex.hints)}; showing "
-              f"{'all' if args.level > len(ex.hints) else 'the first'}", file=sys.stderr)
-    tiers = ex.hints[: max(1, min(args.level, len(ex.hints)))]
-    for i, h in enumerate(tiers, 1):
-        print(f"Hint {i}/{len(ex.hints)}: {h}")
-    if len(tiers) < len(ex.hints):
-        print(f"(more: course hint {ex.qualname} --level {len(tiers) + 1})")
-    print(f"Lesson: {ex.lesson_link}")
-    return 0
-
-
-def _topics(command: str, arg: str | None) -> list[catalogue.Topic] | None:
-    """The topics ``arg`` names (all when None); None, said on stderr, when it names none."""
-    try:
-        return [catalogue.get_topic(arg)] if arg else list(catalogue.topics())
-    except KeyError as exc:
-        print(f"course {command}: {exc.args[0]}", file=sys.stderr)
-        return None
-
-
-def _student_folder(command: str, arg: str | None) -> Path | None:
-    folder = _exercises_dir(arg)
-    if not folder.is_dir():
-        print(f"course {command}: no exercises folder at {folder}", file=sys.stderr)
-        return None
-    return folder
-
-
-def cmd_list(args: argparse.Namespace) -> int:
-    from autograder.student import progress
-
-    folder = _student_folder("list", args.dir)
-    if folder is None:
-        return 2
-    return progress.show_list(folder, list(catalogue.topics()), run=not args.static)
-
-
-def cmd_watch(args: argparse.Namespace) -> int:
-    from autograder.student import watch
-
-    topics = _topics("watch", args.topic)
-    folder = _student_folder("watch", args.dir) if topics is not None else None
-    if folder is None:
-        return 2
-    return watch.watch(folder, topics, once=args.once)
-
-
-def cmd_reset(args: argparse.Namespace) -> int:
-    from autograder.student import reset
-
-    folder = _student_folder("reset", args.dir)
-    if folder is None:
-        return 2
-    try:
-        ex, backup = reset.reset(folder, args.exercise)
-    except KeyError as exc:
-        print(f"course reset: {exc.args[0]}", file=sys.stderr)
-        return 2
-    except reset.ResetError as exc:
-        print(f"course reset: {exc}", file=sys.stderr)
-        return 1
-    if backup is None:
-        print(f"{ex.qualname} is already the original stub: nothing changed")
-    else:
-        print(f"{ex.qualname} restored to its stub in {folder / (ex.topic + '.py')}; "
-              f"your previous file is saved as {backup}")
-    return 0
-
-
-def cmd_submit(args: argparse.Namespace) -> int:
-    from autograder.student import submit
-
-    folder = _student_folder("submit", args.dir)
-    if folder is None:
-        return 2
-    # The zip's stem is the submission's id when graded: name it after the student.
-    # A leading dot would hide the zip, and `course grade` refuses such an id: drop it.
-    name = re.sub(r"[^A-Za-z0-9_.-]", "_", submit.student_id(args.id)).lstrip(".")
-    out = args.out or (name or "submission") + ".zip"
-    return submit.submit(folder, Path(out), args.id, check=not args.no_check)
+        return True, (catalogue.check_site_url(arg) if arg is not None
+                      else catalogue.configured_site_url())
+    except ValueError as exc:
+        print(f"course {command}: {exc}", file=sys.stderr)
+        return False, None
 
 
 def cmd_grade(args: argparse.Namespace) -> int:
     from autograder.grading import batch as grade
     from autograder.grading import submission
-    from autograder.cli.console import console, grade_progress, grade_table
+    from autograder.cli.console import (PUBLIC_ONLY, console, grade_progress, grade_table,
+                                        public_tests_only)
 
     if not args.submissions and not args.class_dir:
         print("course grade: give submissions and/or --class DIR", file=sys.stderr)
+        return 2
+    site_ok, site_url = _site_url("grade", args.site_url)
+    if not site_ok:
         return 2
     try:
         paths = submission.discover(args.submissions, args.class_dir)
@@ -169,8 +70,16 @@ def cmd_grade(args: argparse.Namespace) -> int:
                                 last="each slot first grades the reference" if planned else "")
             summaries = grade.grade_batch(
                 paths, Path(args.out), jobs=args.jobs, limits=limits, plan_batches=args.plan,
-                visibility_hidden=args.hidden_visibility,
+                visibility_hidden=args.hidden_visibility, site_url=site_url,
                 progress=lambda s: bar.update(task, advance=1, last=f"{s.id}: {s.total:.2f}"))
+    except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM: one line, no traceback
+        # Results are written per submission, atomically: the same command resumes.
+        saved = (f"{exc.saved}/{exc.total} submissions saved; "
+                 if isinstance(exc, grade.Interrupted) else "")
+        print(f"course grade: interrupted: {saved}run the same command again to resume "
+              "(grades.csv and report.html are written once every submission is graded)",
+              file=sys.stderr)
+        return exc.exit_code if isinstance(exc, grade.Interrupted) else 130
     except Exception as exc:  # a fault of the grader itself, not of a submission
         import traceback
 
@@ -184,6 +93,9 @@ def cmd_grade(args: argparse.Namespace) -> int:
                      if len(fresh) < len(summaries) else "")
                   + f"; outputs in {args.out}/ (grades.csv, results/, feedback/, "
                     "report.html)")
+    if public_tests_only():  # a student release: a score out of 100 must not read as a grade
+        console.print(f"[bold yellow]grades.csv and this table: {PUBLIC_ONLY}[/] (the hidden "
+                      "tests run when you are graded)")
     return 0
 
 
@@ -193,6 +105,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
     t0 = time.monotonic()
     class_dir = demo.prepare(Path(args.out))
     rc = main(["grade", "--class", str(class_dir), "--out", args.out, "--jobs", str(args.jobs)])
+    from autograder.cli.console import console
+
+    demo.print_legend(console)
     print(f"demo finished in {time.monotonic() - t0:.1f} s")
     return rc
 
@@ -200,9 +115,12 @@ def cmd_demo(args: argparse.Namespace) -> int:
 def cmd_nbgrader(args: argparse.Namespace) -> int:
     from autograder.exports.nbgrader import export as nbgrader_export
 
+    site_ok, site_url = _site_url("nbgrader", args.site_url)
+    if not site_ok:
+        return 2
     try:
         written = nbgrader_export.build(Path(args.dir), topics=args.topic or None,
-                                        site_url=args.site_url)
+                                        site_url=site_url)
     except KeyError as exc:
         print(f"course nbgrader: {exc.args[0]}", file=sys.stderr)
         return 2
@@ -217,10 +135,13 @@ def cmd_nbgrader(args: argparse.Namespace) -> int:
 def cmd_gradescope(args: argparse.Namespace) -> int:
     from autograder.exports import gradescope
 
+    site_ok, site_url = _site_url("gradescope", args.site_url)
+    if not site_ok:
+        return 2
     try:
         out = gradescope.build(Path(args.out), hidden_visibility=args.hidden_visibility,
                                call_timeout=args.call_timeout,
-                               submission_timeout=args.submission_timeout)
+                               submission_timeout=args.submission_timeout, site_url=site_url)
     except FileNotFoundError as exc:
         print(f"course gradescope: {exc}", file=sys.stderr)
         return 1
@@ -250,6 +171,13 @@ def _limit_options(s: argparse.ArgumentParser) -> None:
                    help=f"seconds of calls per submission ({Limits.submission_seconds:g})")
 
 
+def _site_url_option(s: argparse.ArgumentParser) -> None:
+    s.add_argument("--site-url", metavar="URL", default=None,
+                   help="where the lesson site is published, for the lesson links of graded "
+                        "feedback (default: mkdocs.yml's site_url; unset, links name the "
+                        "lesson's file, docs/lessons/...; '' forces that)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="course", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
@@ -258,12 +186,15 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=cmd_stubs)
 
     s = sub.add_parser("check", help="run the public tests on your exercises")
-    s.add_argument("topic", nargs="?", help="ex01_vectors, ex01, 1 or vectors (default: all)")
+    s.add_argument("topic", nargs="?", metavar="TOPIC_OR_EXERCISE",
+                   help="a topic: ex03_softmax, ex03, ex3, 3 or softmax (any case); or one "
+                        "exercise: ex03_softmax.logsumexp or logsumexp (default: all topics)")
     s.add_argument("--dir", help="the folder holding your exercise files (default: exercises/)")
     s.set_defaults(func=cmd_check)
 
-    s = sub.add_parser("hint", help="tiered hints for one exercise")
-    s.add_argument("exercise", help="e.g. ex03_softmax.softmax or softmax")
+    s = sub.add_parser("hint", help="tiered hints for one exercise (or a topic's first hints)")
+    s.add_argument("exercise", help="e.g. ex03_softmax.softmax or softmax; a topic (8, ex08, "
+                                    "flash_attention) lists each exercise's first hint")
     s.add_argument("--level", type=int, default=1, help="how many tiers to show (default 1)")
     s.set_defaults(func=cmd_hint)
 
@@ -275,16 +206,33 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=cmd_list)
 
     s = sub.add_parser("watch", help="re-check a topic each time you save its file")
-    s.add_argument("topic", nargs="?", help="watch only this topic (default: all)")
+    s.add_argument("topic", nargs="?",
+                   help="watch only this topic: ex03_softmax, ex03, ex3, 3 or softmax "
+                        "(default: all)")
     s.add_argument("--dir", help="the folder holding your exercise files (default: exercises/)")
     s.add_argument("--once", action="store_true",
                    help="exit after the first re-check (0 if that topic passes, else 1)")
     s.set_defaults(func=cmd_watch)
 
-    s = sub.add_parser("reset", help="restore one exercise's stub (your file is backed up)")
-    s.add_argument("exercise", help="e.g. ex03_softmax.softmax or softmax")
+    s = sub.add_parser("reset", help="restore one exercise's stub, or a whole topic's file "
+                                     "(your file is backed up)")
+    s.add_argument("target", metavar="EXERCISE_OR_TOPIC",
+                   help="one exercise (ex03_softmax.logsumexp or logsumexp) or a whole topic "
+                        "(ex03_softmax, ex03, ex3, 3; a name that is both, like softmax, is "
+                        "the topic)")
     s.add_argument("--dir", help="the folder holding your exercise files (default: exercises/)")
+    s.add_argument("--yes", action="store_true",
+                   help="reset a whole topic without asking (needed when not run from a "
+                        "terminal); answering no exits 1")
     s.set_defaults(func=cmd_reset)
+
+    s = sub.add_parser("notebook", help="write a topic's stub as a Jupyter notebook "
+                                        "(exNN_topic.ipynb) into your exercises folder")
+    s.add_argument("topic", help="ex01_vectors, ex01, ex1, 1 or vectors (any case)")
+    s.add_argument("--dir", help="the folder holding your exercise files (default: exercises/)")
+    s.add_argument("--force", action="store_true",
+                   help="overwrite an existing notebook (otherwise refused, exit 1)")
+    s.set_defaults(func=cmd_notebook)
 
     s = sub.add_parser("submit", help="zip your exercises with a manifest, ready to hand in")
     s.add_argument("--dir", help="the folder holding your exercise files (default: exercises/)")
@@ -296,7 +244,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="do not run the public checks first")
     s.set_defaults(func=cmd_submit)
 
-    s = sub.add_parser("grade", help="grade submissions (instructors)")
+    s = sub.add_parser("grade", help="grade submissions (instructors)",
+                       epilog="exit codes: 0 the batch finished (whatever the grades), 1 grader "
+                              "fault, 2 usage, 130 interrupted (what was graded is kept; run "
+                              "again to resume; 143 for SIGTERM)")
     s.add_argument("submissions", nargs="*", help="submission folders or .zip files")
     s.add_argument("--class", dest="class_dir", help="grade each direct child of this folder")
     s.add_argument("--out", required=True, help="output folder")
@@ -308,6 +259,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--no-plan", dest="plan", action="store_false",
                    help="grade every call one at a time, without first recording the "
                         "reference's calls (slower; see docs/instructors.md)")
+    _site_url_option(s)
     s.set_defaults(func=cmd_grade)
 
     s = sub.add_parser("demo", help="grade the bundled example class and print its table")
@@ -319,8 +271,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("dir", help="the nbgrader course folder to write")
     s.add_argument("--topic", action="append",
                    help="export only this topic (repeatable; default: all)")
-    s.add_argument("--site-url", default=catalogue.SITE_URL,
-                   help=f"where the lesson site is served (default {catalogue.SITE_URL})")
+    _site_url_option(s)
     s.set_defaults(func=cmd_nbgrader)
 
     s = sub.add_parser("gradescope", help="build a Gradescope autograder zip")
@@ -329,6 +280,7 @@ def build_parser() -> argparse.ArgumentParser:
                    choices=["hidden", "after_due_date", "after_published", "visible"],
                    help="Gradescope visibility of hidden tests (default after_published)")
     _limit_options(s)
+    _site_url_option(s)
     s.set_defaults(func=cmd_gradescope)
 
     s = sub.add_parser("release", help="build the student repository (no solutions, no hidden "

@@ -2,22 +2,43 @@
 
 from __future__ import annotations
 
+import unicodedata
+
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from autograder import catalogue
 from autograder.grading.run import TestResult
+from autograder.results import failures
 from autograder.results.model import Result
+from autograder.results.text import one_line
 
 # Wide enough for the grade table even when output is piped (CI logs, `make demo | tee`).
 _probe = Console()
 console = Console(highlight=False, width=None if _probe.is_terminal else 120)
 
 
-def grade_table(summaries: list[Result]) -> Table:
-    """The grade table `course grade` prints: per submission each topic's score, total, status."""
-    t = Table(title="Grades", show_lines=False)
+#: What `course grade` says of its scores in a student release (no hidden tests there).
+PUBLIC_ONLY = "public tests only — not your grade"
+
+
+def public_tests_only() -> bool:
+    """Whether this is a student release: no topic has a hidden suite
+    (:func:`autograder.grading.run._suite_module` finds none), so `course grade` scores the
+    public tests alone and its total is not a grade."""
+    from autograder.grading import run as runner
+
+    return all(runner._suite_module("hidden", m) is None for m in catalogue.topic_modules())
+
+
+def grade_table(summaries: list[Result], public_only: bool | None = None) -> Table:
+    """The grade table `course grade` prints: per submission each topic's score, total, status.
+    Titled :data:`PUBLIC_ONLY` when ``public_only`` (default: :func:`public_tests_only`)."""
+    if public_only is None:
+        public_only = public_tests_only()
+    t = Table(title=f"Scores: {PUBLIC_ONLY}" if public_only else "Grades", show_lines=False)
     t.add_column("id")
     for top in catalogue.topics():
         t.add_column(f"ex{top.number:02d}\n/{top.points}", justify="right")
@@ -36,28 +57,77 @@ def grade_progress() -> Progress:
                     transient=False)
 
 
-#: How many failures `course check` prints (`course watch` prints fewer after each save).
+#: How many failed tests `course check` prints when it checks every topic (one topic: all;
+#: a topic that could not run and an exercise not written yet are one line each, uncounted).
 CHECK_FAILURES = 40
+#: The most of what the student's code printed that `course check`/`watch` show: the last lines.
+OUTPUT_LINES = 30
+OUTPUT_CHARS = 3000
 
 
-def print_failures(results: list[TestResult], limit: int, more: str) -> list[TestResult]:
-    """Print the first ``limit`` failed (not skipped) tests: what failed, why, the exercise's
-    hint and its lesson; then how many more, followed by ``more``. Returns all the failures.
-    The one failure printer of `course check` and `course watch`."""
-    failed = [r for r in results if not r.passed and not r.skipped]
-    for r in failed[:limit]:
+def print_failures(results: list[TestResult], limit: int | None,
+                   notes: dict[str, str] | None = None) -> list[TestResult]:
+    """Print the failures of ``results`` in :func:`autograder.results.failures.arrange`'s
+    order: a topic that could not run (``notes``: topic -> why) and an exercise not written yet
+    one line each; each other failed test with its message, its hint (the test's own, else the
+    exercise's first) and the lesson, at most ``limit`` of them (None: all), then how many
+    more and the `course check TOPIC` that shows them. Returns all the failed (not skipped)
+    results. The one failure printer of `course check` and `course watch`."""
+    shown, left = failures.limited(failures.arrange(results, notes), limit)
+    previous = "failed"
+    for s in shown:
+        gap = "\n" if s.kind == "failed" or previous == "failed" else ""  # lines: one block
+        previous = s.kind
+        if s.kind == "not_run":
+            console.print(f"{gap}[bold red]✗[/] {escape(one_line(s.line()))}")
+            continue
+        if s.kind == "unwritten":
+            console.print(f"{gap}[yellow]•[/] {escape(s.line())}  "
+                          f"(start: course hint {s.topic}.{s.exercise})")
+            continue
+        r = s.test
         ex = catalogue.get_topic(r.spec.topic).exercise(r.spec.exercise)
-        console.print(f"\n[bold red]✗ {r.spec.name}[/]")
-        console.print(f"  {r.message}")
+        console.print(f"\n[bold red]✗ {escape(r.spec.name)}[/]")
+        console.print(f"  {escape(r.message)}")
         more_hints = f"  (more: course hint {ex.qualname} --level 2)" if len(ex.hints) > 1 else ""
-        console.print(f"  [cyan]Hint:[/] {ex.hints[0]}{more_hints}")
+        console.print(f"  [cyan]Hint:[/] {escape(failures.hint(r))}{more_hints}")
         console.print(f"  [cyan]Lesson:[/] {ex.lesson_link}")
-    if len(failed) > limit:
-        console.print(f"\n… and {len(failed) - limit} more {more}")
-    return failed
+    if left:
+        console.print(f"\n{escape(failures.more_line(left))}")
+    return [r for r in results if not r.passed and not r.skipped]
 
 
-def check_report(results: list[TestResult], topics: list[catalogue.Topic]) -> None:
+def _printable(text: str) -> str:
+    """Student output made safe for a terminal: control characters (an escape sequence could
+    move the cursor or clear the screen) written as their escapes; newlines and tabs kept."""
+    return "".join(c if c in "\n\t" or unicodedata.category(c)[0] != "C"
+                   else c.encode("unicode_escape").decode("ascii") for c in text)
+
+
+def print_output(output: str) -> None:
+    """Print what the student's code printed during the public tests, under "Your code
+    printed:": the last :data:`OUTPUT_LINES` lines and at most :data:`OUTPUT_CHARS` characters,
+    saying when it was cut. Nothing when it printed nothing. Only ever the public phase's
+    output (:attr:`autograder.grading.loop.Outcome.output`): the hidden phase's is never shown."""
+    text = output.rstrip()
+    if not text.strip():
+        return
+    lines = text.splitlines()
+    kept = "\n".join(lines[-OUTPUT_LINES:])
+    if len(kept) > OUTPUT_CHARS:
+        kept = kept[-OUTPUT_CHARS:]
+    cut = len(kept) < len("\n".join(lines))
+    console.print("\n[bold]Your code printed[/] (during the public tests"
+                  + (f"; cut to the last {OUTPUT_LINES} lines / {OUTPUT_CHARS} characters"
+                     if cut else "") + "):")
+    console.print(_printable(kept), markup=False, highlight=False, soft_wrap=True)
+
+
+def check_report(results: list[TestResult], topics: list[catalogue.Topic],
+                 notes: dict[str, str] | None = None, output: str = "") -> None:
+    """`course check`'s report: a table of public tests passed per topic, the failures
+    (:func:`print_failures`; all of them when one topic was checked, else the first
+    :data:`CHECK_FAILURES`), then what the code printed (:func:`print_output`)."""
     t = Table(title="course check (public tests)")
     t.add_column("topic")
     t.add_column("passed", justify="right")
@@ -66,8 +136,12 @@ def check_report(results: list[TestResult], topics: list[catalogue.Topic]) -> No
         rs = [r for r in results if r.spec.topic == top.module]
         ok = sum(r.passed for r in rs)
         mark = "[green]✓[/]" if rs and ok == len(rs) else "[red]✗[/]" if rs else "-"
-        t.add_row(f"{top.module}", f"{ok}/{len(rs)}", mark)
+        # `course check TOPIC.NAME` runs one exercise's tests: the row names that exercise.
+        only = {r.spec.exercise for r in rs}
+        label = f"{top.module}.{only.pop()}" if len(only) == 1 < len(top.exercises) else top.module
+        t.add_row(label, f"{ok}/{len(rs)}", mark)
     console.print(t)
-    failed = print_failures(results, CHECK_FAILURES, "failures")
+    failed = print_failures(results, None if len(topics) == 1 else CHECK_FAILURES, notes)
+    print_output(output)
     if results and not failed:
         console.print("\n[bold green]All public tests pass.[/] Hidden tests run when you are graded.")

@@ -10,11 +10,63 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from autograder import catalogue, paths
 from autograder.authoring import stubs
 
+if TYPE_CHECKING:
+    from rich.table import Table
+
 ROOT = paths.ROOT
+
+#: What each submission of the example class shows, in the order the grade table lists them.
+LEGEND = {
+    "complete": "the reference solutions: every topic, full marks",
+    "exit_on_import": "ends the grading process (os._exit on import in topic 1, sys.exit in a "
+                      "topic 2 call): the sandbox contains it, those topics score 0",
+    "infinite_loop": "right dot products, a normalize_rows that never returns: cut off at the "
+                     "time limit, its other tests still graded",
+    "monkeypatch_numpy": "patches NumPy's comparisons to pass everything: the checks run outside "
+                         "its process, so it gains nothing",
+    "partly_right_a": "topic 1 written independently and right; topic 3's softmax without "
+                      "subtracting the maximum",
+    "partly_right_b": "topic 1 mostly right (negative ids wrap around, the cosine not clipped): "
+                      "some tests fail",
+    "stubs": "the untouched stubs (`course stubs`): every test raises NotImplementedError, 0",
+    "syntax_error": "a SyntaxError in topic 1: that topic does not import, 0",
+}
+#: What the status column's ``partial`` means (the word is the interface's: grades.csv).
+PARTIAL = ("partial = some topic missing, did not import or timed out (most examples hand in "
+           "only some topics); ok = every topic ran; error = nothing could be graded")
+
+
+def legend_lines() -> list[str]:
+    """The legend `course demo` prints under its grade table: one ``"name: what it shows"``
+    line per example submission, then what the status ``partial`` means."""
+    return [f"{name}: {what}" for name, what in LEGEND.items()] + [PARTIAL]
+
+
+def legend() -> "Table":
+    """:func:`legend_lines` as a borderless two-column rich table (long lines wrap in their
+    column, the names stay aligned)."""
+    from rich.table import Table
+
+    t = Table.grid(padding=(0, 2))
+    t.title = "What each example submission shows"
+    t.title_justify = "left"
+    t.add_column(style="bold", no_wrap=True)
+    t.add_column()
+    for name, what in LEGEND.items():
+        t.add_row(name, what)
+    t.add_row("", "")
+    t.add_row("status", PARTIAL)
+    return t
+
+
+def print_legend(console) -> None:
+    """Print :func:`legend` on the rich ``console`` (under the demo's grade table)."""
+    console.print(legend())
 
 
 def assemble(dest: Path, root: Path = ROOT) -> list[Path]:

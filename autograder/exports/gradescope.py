@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import stat
 import sys
 import tempfile
@@ -41,12 +42,16 @@ TEMPLATES = "autograder.exports"
 
 
 def generated_files(hidden_visibility: str, call_timeout: float,
-                    submission_timeout: float) -> list[tuple[str, str, int]]:
+                    submission_timeout: float,
+                    site_url: str | None = None) -> list[tuple[str, str, int]]:
     """(name in the zip, text, mode) of the files Gradescope runs or shows: ``setup.sh``,
-    ``run_autograder`` (both executable) and ``README.md``, filled from their templates."""
+    ``run_autograder`` (both executable) and ``README.md``, filled from their templates.
+    ``run_autograder`` carries the settings, ``site_url`` (the lesson site of feedback links;
+    None: links name the lesson files) included: the image has no mkdocs.yml to read it from."""
     run = templating.fill(TEMPLATES, "gradescope/run_autograder", venv=VENV,
                           visibility=hidden_visibility, call=f"{call_timeout:g}",
-                          submission=f"{submission_timeout:g}")
+                          submission=f"{submission_timeout:g}",
+                          site_url=shlex.quote(site_url or ""))
     return [("setup.sh", templating.fill(TEMPLATES, "gradescope/setup.sh", venv=VENV), 0o755),
             ("run_autograder", run, 0o755),
             ("README.md", templating.text(TEMPLATES, "gradescope/README.md"), 0o644)]
@@ -74,15 +79,18 @@ def _entry(zf: zipfile.ZipFile, name: str, data: bytes, mode: int) -> None:
 
 
 def build(out: Path, *, root: Path = ROOT, hidden_visibility: str = "after_published",
-          call_timeout: float = 10.0, submission_timeout: float = 120.0) -> Path:
-    """Write the autograder zip to ``out`` (reproducibly: sorted entries, fixed timestamps).
+          call_timeout: float = 10.0, submission_timeout: float = 120.0,
+          site_url: str | None = None) -> Path:
+    """Write the autograder zip to ``out`` (reproducibly: sorted entries, fixed timestamps);
+    its feedback links lessons on ``site_url`` (None: names their files, docs/lessons/...).
 
     Raises:
         FileNotFoundError: a solution is missing (this needs the instructor's repository).
-        ValueError: an unknown visibility.
+        ValueError: an unknown visibility, or a ``site_url`` that is not http(s).
     """
     if hidden_visibility not in VISIBILITIES:
         raise ValueError(f"visibility must be one of {', '.join(VISIBILITIES)}")
+    site_url = catalogue.check_site_url(site_url or "")
     for t in catalogue.topics():
         if not (root / "solutions" / t.filename).is_file():
             raise FileNotFoundError(f"solutions/{t.filename} is missing: a Gradescope autograder "
@@ -91,7 +99,7 @@ def build(out: Path, *, root: Path = ROOT, hidden_visibility: str = "after_publi
     tmp = out.with_name(f".{out.name}.tmp")
     with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as zf:
         for name, text, mode in generated_files(hidden_visibility, call_timeout,
-                                                submission_timeout):
+                                                submission_timeout, site_url):
             _entry(zf, name, text.encode(), mode)
         for name, path in _source_files(root):
             _entry(zf, name, path.read_bytes(), 0o644)
@@ -125,8 +133,9 @@ def _fault_result(message: str) -> str:
 
 
 def run(root: Path, *, hidden_visibility: str = "after_published", call_timeout: float = 10.0,
-        submission_timeout: float = 120.0) -> int:
-    """Grade ``root/submission`` into ``root/results/results.json``; 0, or 1 on a grader fault."""
+        submission_timeout: float = 120.0, site_url: str | None = None) -> int:
+    """Grade ``root/submission`` into ``root/results/results.json`` (lesson links on
+    ``site_url``, or the lesson files' names when None); 0, or 1 on a grader fault."""
     from autograder.grading import batch as grade
     from autograder.results import writers as outputs
     from autograder.limits import Limits
@@ -142,7 +151,7 @@ def run(root: Path, *, hidden_visibility: str = "after_published", call_timeout:
         try:
             limits = Limits(call_seconds=call_timeout, submission_seconds=submission_timeout)
             grade.grade_batch([submission], out, jobs=1, limits=limits,
-                              visibility_hidden=hidden_visibility)
+                              visibility_hidden=hidden_visibility, site_url=site_url)
             text = (out / "results" / "submission.json").read_text("utf-8")
         except Exception as exc:  # noqa: BLE001 - a fault of the grader, not the submission
             import traceback
@@ -166,9 +175,11 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--hidden-visibility", default="after_published", choices=VISIBILITIES)
     r.add_argument("--call-timeout", type=float, default=10.0)
     r.add_argument("--submission-timeout", type=float, default=120.0)
+    r.add_argument("--site-url", default="", help="the lesson site ('' = none)")
     args = p.parse_args(argv)
     return run(Path(args.root), hidden_visibility=args.hidden_visibility,
-               call_timeout=args.call_timeout, submission_timeout=args.submission_timeout)
+               call_timeout=args.call_timeout, submission_timeout=args.submission_timeout,
+               site_url=catalogue.check_site_url(args.site_url))
 
 
 if __name__ == "__main__":

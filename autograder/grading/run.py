@@ -41,6 +41,8 @@ class TestSpec:
     advisory: bool
     gpu: bool
     fn: Callable[..., Any] = field(compare=False, repr=False)
+    #: the test's own hint (``graded(..., hint=...)``); "" : the exercise's first hint is shown
+    hint: str = ""
 
 
 @dataclass
@@ -132,7 +134,7 @@ def collect(topic: str, *, hidden: bool = True) -> list[TestSpec]:
         specs.append(TestSpec(
             name=f"{top.module}.{meta.exercise}: {meta.description}", topic=top.module,
             exercise=meta.exercise, description=meta.description, visibility=kind,
-            points=points, advisory=meta.advisory, gpu=meta.gpu, fn=fn))
+            points=points, advisory=meta.advisory, gpu=meta.gpu, fn=fn, hint=meta.hint))
     specs.sort(key=lambda s: (order[s.exercise], s.visibility != "public"))
     return specs
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import base64
 import html
 import io
+import re
 import statistics
 import sys
 from collections import Counter
@@ -74,18 +75,47 @@ def pass_rates(results: list[Result]) -> list[tuple[TestOutcome, int, int]]:
     return [(t, passed[t.name], graded[t.name]) for t in test_order(results)]
 
 
+#: The failure of a test whose exercise is still the generated stub: its NotImplementedError
+#: (autograder.authoring.stubs), "topic.name: not implemented yet" or, for a helper the exercise
+#: needs, "topic.name: helper is not implemented yet"; in a hidden test the message is not shown
+#: (autograder.sandbox.errors), and a bare NotImplementedError is taken as not written either.
+_STUB_FAILURE = re.compile(
+    r"raised NotImplementedError(?:: [\w.]+: (?:\w+ is )?not implemented yet"
+    r"| \(message hidden in a hidden test\))\s*\Z")
+
+
+def is_stub_failure(t: TestOutcome) -> bool:
+    """Whether ``t`` failed only because its exercise is not written yet (the stub's own
+    NotImplementedError), not because of anything the student wrote."""
+    return t.kind == "failed" and bool(_STUB_FAILURE.search(t.message))
+
+
+def not_written(results: list[Result]) -> tuple[int, int]:
+    """(failed tests, submissions) that failed only on the stub's NotImplementedError
+    (:func:`is_stub_failure`): shown apart from the commonest failures, as one line."""
+    tests, who = 0, set()
+    for r in results:
+        for t in r.graded_tests():
+            if is_stub_failure(t):
+                tests += 1
+                who.add(r.id)
+    return tests, len(who)
+
+
 def common_failures(results: list[Result]) -> tuple[list[tuple[str, int, list[str], list[str]]],
                                                       int]:
     """The commonest failure messages: (message, failed tests, submission ids, test names),
     most frequent first, and how many failures were left out because their whole topic did not
-    run (kind :data:`~autograder.results.model.NOT_RUN`: listed per submission instead)."""
+    run (kind :data:`~autograder.results.model.NOT_RUN`: listed per submission instead).
+    Failures that are only an unwritten exercise's stub (:func:`is_stub_failure`) are in
+    neither: :func:`not_written` counts them."""
     count: Counter[str] = Counter()
     who: dict[str, set[str]] = {}
     which: dict[str, set[str]] = {}
     skipped = 0
     for r in results:
         for t in r.graded_tests():
-            if t.passed:
+            if t.passed or is_stub_failure(t):
                 continue
             if t.kind in model.NOT_RUN:
                 skipped += 1
@@ -266,13 +296,18 @@ def _pass_rate_section(results: list[Result]) -> list[str]:
 
 def _failures_section(results: list[Result]) -> list[str]:
     ranked, skipped = common_failures(results)
+    stub_tests, stub_subs = not_written(results)
     out = []
+    if stub_tests:
+        out.append(f'<p id="not-written">Not written yet: {stub_tests} test(s) in {stub_subs} '
+                   "submission(s) failed only on the stub's <code>NotImplementedError</code> "
+                   "(not counted below).</p>")
     if skipped:
         out.append(f'<p class="muted">{skipped} failure(s) of topics that did not run at all '
                    "(missing, not importable, nothing gradable) are not counted here; see "
                    "<a href=\"#problems\">Submissions with problems</a>.</p>")
     if not ranked:
-        return out + ['<p id="failures">No failed tests.</p>']
+        return out + [f'<p id="failures">No{" other" if stub_tests else ""} failed tests.</p>']
     out.append('<table id="failures"><thead><tr><th>failed tests</th><th>submissions</th>'
                "<th>message</th><th>where</th></tr></thead><tbody>")
     where = {t.name: f"{t.topic}.{t.exercise}" for t in test_order(results)}

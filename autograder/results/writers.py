@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 
 from autograder import catalogue
-from autograder.results import model, version
+from autograder.results import failures, model, version
 from autograder.results.model import Graded, Result
 from autograder.results.text import csv_cell, md_text, one_line
 
@@ -67,11 +67,12 @@ def as_result(g: Graded | Result) -> Result:
     return Result.from_graded(g, version.grader_version(), version.versions())
 
 
-def _test_output(t: model.TestOutcome) -> str:
+def _test_output(t: model.TestOutcome, site_url: str | None = None) -> str:
     if t.passed:
         return ""
     ex = catalogue.get_topic(t.topic).exercise(t.exercise)
-    return f"{t.message}\nHint: {ex.hints[0]}\nLesson: {ex.lesson_link}"
+    return (f"{t.message}\nHint: {failures.hint(t)}\n"
+            f"Lesson: {catalogue.lesson_link(ex, site_url)}")
 
 
 def _capped(text: str, limit: int = 8000) -> str:
@@ -81,9 +82,12 @@ def _capped(text: str, limit: int = 8000) -> str:
     return text[:limit] + f"\n[{len(text) - limit} more characters of output not shown]"
 
 
-def results_json(g: Graded | Result, visibility_hidden: str = "after_published") -> str:
+def results_json(g: Graded | Result, visibility_hidden: str = "after_published",
+                 site_url: str | None = None) -> str:
     """The results file's text: Gradescope's fields, and in ``extra_data`` the structure that
-    :func:`autograder.results.model.load` reads back (the model's docstring lists it)."""
+    :func:`autograder.results.model.load` reads back (the model's docstring lists it). Lesson
+    links point at ``site_url``, or name the repository's lesson files when None
+    (:func:`autograder.catalogue.lesson_link`)."""
     r = as_result(g)
     summary = [f"Status: {r.status}. Score {r.score:.2f} / {r.max_score:.2f}."]
     skipped = [t for t in r.tests if t.skipped]
@@ -115,7 +119,7 @@ def results_json(g: Graded | Result, visibility_hidden: str = "after_published")
                 "score": round(t.score, 4),
                 "max_score": round(t.points, 4),
                 "status": "passed" if t.passed else "failed",
-                "output": _test_output(t),
+                "output": _test_output(t, site_url),
                 "visibility": "visible" if t.visibility == "public" else visibility_hidden,
             }
             for t in r.graded_tests()
@@ -139,9 +143,17 @@ def results_json(g: Graded | Result, visibility_hidden: str = "after_published")
     return json.dumps(doc, indent=2, ensure_ascii=False, sort_keys=False) + "\n"
 
 
-def feedback_md(g: Graded | Result) -> str:
-    """The student's feedback/<id>.md: per topic its score, why it did not run, and each
-    failed test with its message, first hint and lesson (student text escaped: md_text)."""
+#: How many failed tests feedback.md lists per topic (lines for an exercise not written yet or
+#: a topic that did not run are not counted).
+FEEDBACK_FAILURES = 25
+
+
+def feedback_md(g: Graded | Result, site_url: str | None = None) -> str:
+    """The student's feedback/<id>.md: per topic its score, why it did not run, and its
+    failures in :func:`autograder.results.failures.arrange`'s order: each failed test of a
+    written exercise with its message, hint (the test's own, else the exercise's first) and
+    lesson (student text escaped: md_text), at most :data:`FEEDBACK_FAILURES` of them; each
+    exercise not written yet on one line. Lesson links as :func:`results_json` makes them."""
     r = as_result(g)
     lines = [f"# Feedback for {md_text(r.id)}", "",
              f"Total: **{r.score:.2f} / {r.max_score:.2f}** (status: {r.status})", ""]
@@ -166,26 +178,40 @@ def feedback_md(g: Graded | Result) -> str:
             continue
         lines.append(f"{len(rs) - len(failed)} of {len(rs)} tests passed. Failed:")
         lines.append("")
-        for shown, x in enumerate(failed):
-            if shown >= 25:
-                lines.append(f"- … and {len(failed) - shown} more")
-                break
+        # The shared order (check and watch too): written exercises' failures first, each
+        # exercise not written yet and a topic that did not run one line (its note is above).
+        shown, left = failures.limited(failures.arrange(rs, r.topic_notes), FEEDBACK_FAILURES)
+        for s in shown:
+            if s.kind == "not_run":
+                lines.append(f"- {s.count} test{'s' if s.count != 1 else ''} could not run: "
+                             "the reason is quoted above")
+                continue
+            if s.kind == "unwritten":
+                lines.append(f"- {s.line()}  ")
+                lines.append(f"  Start: `course hint {s.topic}.{s.exercise}`")
+                continue
+            x = s.test
             ex = t.exercise(x.exercise)
             lines.append(f"- **{x.name}** ({x.visibility})  ")
             lines.append(f"  Why: {md_text(x.message)}  ")
-            lines.append(f"  Hint: {ex.hints[0]}  ")
-            lines.append(f"  Lesson: {ex.lesson_link}")
+            lines.append(f"  Hint: {failures.hint(x)}  ")
+            lines.append(f"  Lesson: {catalogue.lesson_link(ex, site_url)}")
+        if left:
+            lines.append(f"- … and {len(left)} more failed test{'s' if len(left) != 1 else ''} "
+                         f"(`course check {t.module}` lists the public ones)")
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"
 
 
 def write_submission(out: Path, g: Graded | Result,
-                     visibility_hidden: str = "after_published") -> Result:
-    """Write ``g``'s feedback and results files into ``out``; returns the :class:`Result`."""
+                     visibility_hidden: str = "after_published",
+                     site_url: str | None = None) -> Result:
+    """Write ``g``'s feedback and results files into ``out`` (lesson links to ``site_url``, see
+    :func:`results_json`); returns the :class:`Result`."""
     r = as_result(g)
     # Feedback first, results last: a results file means the submission is completely done.
-    write_atomic(out / "feedback" / f"{r.id}.md", feedback_md(r))
-    write_atomic(model.results_path(out, r.id), results_json(r, visibility_hidden))
+    write_atomic(out / "feedback" / f"{r.id}.md", feedback_md(r, site_url))
+    write_atomic(model.results_path(out, r.id), results_json(r, visibility_hidden, site_url))
     return r
 
 

@@ -9,6 +9,7 @@ commands with it on a control socket: ``fork``, ``reap``, ``killall``, ``plan``,
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import pwd
@@ -17,6 +18,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import time
 from typing import Any
 
 from autograder.limits import Limits
@@ -128,6 +130,7 @@ class Slot:
         self._unread = 0  # replies the zygote owes for commands sent without waiting
         self._ctl: socket.socket | None = None
         self._ctl_file: Any = None
+        self._hung_up = False  # closed by close_now: never starts a zygote again
         #: topic -> number of plan requests the zygote holds decoded (see :meth:`preload`), and
         #: a number that changes with them: only workers forked since hold them too.
         self.preloaded: dict[str, int] = {}
@@ -145,9 +148,12 @@ class Slot:
         if self.uid is not None:
             command = cgroups.joining(self.cgroup, allowlist.wrap(command, self.tmp_root,
                                                                   self.hide))
+        # Its own session (as bubblewrap's --new-session gives the zygote itself): a terminal's
+        # Ctrl-C reaches the grader, which closes the slot, never the zygote in mid-start-up.
         self._proc = subprocess.Popen(
             command, pass_fds=[child.fileno()], cwd=self.tmp_root,
-            env=_clean_env(self.triton_interpret), stdin=subprocess.DEVNULL)
+            env=_clean_env(self.triton_interpret), stdin=subprocess.DEVNULL,
+            start_new_session=True)
         child.close()
         self._ctl = parent
         self._ctl_file = parent.makefile("rb")
@@ -164,7 +170,12 @@ class Slot:
             self.killall()
 
     def start(self) -> None:
-        """Start the zygote now unless it runs (else the first request starts it)."""
+        """Start the zygote now unless it runs (else the first request starts it).
+
+        ``RuntimeError`` after :meth:`close_now`: the grader is stopping, no zygote restarts.
+        """
+        if self._hung_up:
+            raise RuntimeError(f"slot {self.index} is closed: the grader is stopping")
         if self._proc is None or self._proc.poll() is not None:
             self._start()
 
@@ -303,6 +314,39 @@ class Slot:
             except Exception:
                 self._proc.kill()
         self._proc = None
+        shutil.rmtree(self.tmp_root, ignore_errors=True)
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
+
+    def close_now(self, wait: float = 10.0) -> None:
+        """Close the slot from a signal handler (Ctrl-C, SIGTERM: autograder.grading.batch).
+
+        Sends no command (one sent just before the signal may be unread, and the zygote must
+        not read two as one): it hangs up the control socket, so that the zygote, once done
+        with its current command, kills its workers and strays and exits, as when the grader
+        dies. Waits up to ``wait`` seconds for it (then kills the process started), removes
+        the temp root and frees the slot number; the slot never starts a zygote again.
+        """
+        self._hung_up = True
+        if self._ctl is not None:  # the read side stays open: the zygote may still reply
+            with contextlib.suppress(OSError):
+                self._ctl.shutdown(socket.SHUT_WR)
+        proc, self._proc = self._proc, None
+        if proc is not None and proc.returncode is None:
+            # waitpid, not Popen.wait: the interrupted code may hold the Popen's lock.
+            deadline = time.monotonic() + wait
+            try:
+                while not os.waitpid(proc.pid, os.WNOHANG)[0]:
+                    if time.monotonic() > deadline:
+                        proc.kill()
+                        os.waitpid(proc.pid, 0)
+                        break
+                    time.sleep(0.01)
+            except ChildProcessError:  # reaped meanwhile
+                pass
+        # The socket is left to be collected: the code this signal interrupted may be inside
+        # a read of it (closing its file here would raise "reentrant call").
         shutil.rmtree(self.tmp_root, ignore_errors=True)
         if self._lock_fd is not None:
             os.close(self._lock_fd)

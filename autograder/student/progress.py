@@ -16,33 +16,51 @@ from autograder.grading import run as runner
 from autograder.grading import uploads
 from autograder.cli.console import console
 from autograder.grading.run import TestResult
+from autograder.results import failures
 from autograder.student.reset import exercise_state, pristine_stub
 
 
 # ---------------------------------------------------------------- running the public checks
 
-def run_public(slot, folder: Path, topics: list[catalogue.Topic],
-               skip_untouched: bool = True) -> dict[str, list[TestResult]]:
-    """Public test results per topic for the files in ``folder`` (sandboxed, like
+@dataclass
+class PublicRun:
+    """The public checks of some topics: results per topic, why a topic could not run
+    (``notes``), and what the submission printed (``output``: the public phase only)."""
+
+    results: dict[str, list[TestResult]]
+    notes: dict[str, str]
+    output: str
+
+
+def check_public(slot, folder: Path, topics: list[catalogue.Topic],
+                 skip_untouched: bool = True) -> PublicRun:
+    """Run the public tests of ``topics`` on the files in ``folder`` (sandboxed, like
     `course check`). A file still byte-identical to its generated stub is not run: every stub
-    fails every test (a repository test enforces it), so the answer is known."""
+    fails every test (a repository test enforces it), so the answer is known
+    (:data:`autograder.results.failures.NOT_STARTED`)."""
     from autograder.grading import loop
 
     loaded = uploads.load(folder)
-    results: dict[str, list[TestResult]] = {}
+    out = PublicRun({}, {}, "")
     todo = []
     for top in topics:
         specs = runner.collect(top.module, hidden=False)
         stub = pristine_stub(top.module) if skip_untouched else None
         if stub is not None and loaded.sources.get(top.module) == stub.encode("utf-8"):
-            results[top.module] = [TestResult(s, False, "not started: still the generated stub")
-                                   for s in specs]
+            out.results[top.module] = [TestResult(s, False, failures.NOT_STARTED) for s in specs]
         else:
             todo.append((top.module, specs))
     if todo:
         outcome = loop.grade(slot, loaded.sources, dict(todo), problems=loaded.problems)
-        results.update(outcome.results)
-    return results
+        out.results.update(outcome.results)
+        out.notes, out.output = dict(outcome.notes), outcome.output
+    return out
+
+
+def run_public(slot, folder: Path, topics: list[catalogue.Topic],
+               skip_untouched: bool = True) -> dict[str, list[TestResult]]:
+    """Public test results per topic for the files in ``folder`` (:func:`check_public`'s)."""
+    return check_public(slot, folder, topics, skip_untouched).results
 
 
 @dataclass

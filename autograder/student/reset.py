@@ -1,4 +1,5 @@
-"""`course reset`: the pristine stub of an exercise, and putting one function back to it.
+"""`course reset`: the pristine stub of an exercise, and putting one function (or a whole
+topic's file) back to it, the previous file backed up first.
 
 The pristine stub of a topic (for `reset`, and to skip checking a file nobody has touched yet)
 comes from, in order: ``solutions/`` through the stub generator (the instructors' repository);
@@ -17,8 +18,8 @@ import re
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-
 
 from autograder import catalogue, paths
 from autograder.authoring import stubs
@@ -137,8 +138,15 @@ def exercise_state(text: str | None, ex: catalogue.Exercise) -> str:
     seg = segment(text, ex.name)
     if seg is None:
         return "missing"
-    stub_raise = re.compile(rf"NotImplementedError\(\s*[\"']{re.escape(ex.qualname)}[.:]")
+    stub_raise = re.compile(rf"NotImplementedError\(\s*[\"']{stub_message_start(ex)}")
     return "todo" if stub_raise.search(seg) else "written"
+
+
+def stub_message_start(ex: catalogue.Exercise) -> str:
+    """A regex of how the message of ``ex``'s stub ``NotImplementedError`` starts: the
+    exercise's qualname, then ``:`` (its body, a helper of it) or ``.`` (a method of it).
+    :func:`exercise_state` finds it in the source; autograder.results.failures in a failure."""
+    return rf"{re.escape(ex.qualname)}[.:]"
 
 
 # ---------------------------------------------------------------- reset
@@ -215,3 +223,42 @@ def reset(folder: Path, key: str) -> tuple[catalogue.Exercise, Path | None]:
     backup = _backup(path)
     write_keeping_mode(path, new.encode("utf-8"))
     return ex, backup
+
+
+class Declined(Exception):
+    """The student did not confirm a whole-topic reset: nothing changed."""
+
+
+def reset_topic(folder: Path, key: str,
+                confirm: Callable[[catalogue.Topic, Path], bool] = lambda topic, path: True,
+                ) -> tuple[catalogue.Topic, Path | None]:
+    """Put topic ``key``'s whole file back to its generated stub, the previous file backed up
+    first (as :func:`reset` does). ``confirm(topic, path)`` is asked only when an existing
+    file would change. Returns the topic and the backup (None when the file was missing or
+    already the stub).
+
+    Raises:
+        KeyError: unknown topic (usage).
+        ResetError: no pristine stub available, or the file cannot be read.
+        Declined: ``confirm`` said no.
+    """
+    topic = catalogue.get_topic(key)
+    stub = pristine_stub(topic.module)
+    if stub is None:
+        raise ResetError(f"no original stub of {topic.filename} is available here "
+                         f"(looked in solutions/, {PRISTINE_DIR} and the git history)")
+    path = folder / topic.filename
+    if not path.exists():
+        folder.mkdir(parents=True, exist_ok=True)
+        write_keeping_mode(path, stub.encode("utf-8"))
+        return topic, None
+    try:
+        if path.read_bytes() == stub.encode("utf-8"):
+            return topic, None
+    except OSError as exc:
+        raise ResetError(f"cannot read {path}: {exc}") from None
+    if not confirm(topic, path):
+        raise Declined(f"{path} left as it was")
+    backup = _backup(path)
+    write_keeping_mode(path, stub.encode("utf-8"))
+    return topic, backup

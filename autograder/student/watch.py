@@ -8,9 +8,9 @@ from pathlib import Path
 
 
 from autograder import catalogue
-from autograder.cli.console import console, print_failures
+from autograder.cli.console import console, print_failures, print_output
 from autograder.grading.run import TestResult
-from autograder.student.progress import progress, progress_table, run_public, summary_line
+from autograder.student.progress import check_public, progress, progress_table, summary_line
 
 
 #: How many failures `course watch` prints after each save.
@@ -19,9 +19,12 @@ WATCH_FAILURES = 5
 
 # ---------------------------------------------------------------- watch
 
-def _failures(results: list[TestResult], limit: int = WATCH_FAILURES) -> None:
+def _failures(results: list[TestResult], notes: dict[str, str] | None = None,
+              limit: int = WATCH_FAILURES) -> None:
+    """One topic's failures after a save: its first ``limit`` failed tests (the shared order
+    and caps of :func:`autograder.cli.console.print_failures`)."""
     if results:
-        print_failures(results, limit, f"failures: course check {results[0].spec.topic}")
+        print_failures(results, limit, notes)
 
 
 def _changed_topics(changes, folder: Path, topics: list[catalogue.Topic]) -> list[catalogue.Topic]:
@@ -55,7 +58,7 @@ def watch(folder: Path, topics: list[catalogue.Topic], once: bool = False) -> in
     try:
         with Slot(0) as slot:
             console.print(f"Checking {len(topics)} topic(s) in {folder} …")
-            results = run_public(slot, folder, topics)
+            results = check_public(slot, folder, topics).results
             console.print(progress_table(progress(folder, topics, results),
                                          exercises=len(topics) == 1))
             console.print(f"Watching {folder} for saved changes; Ctrl-C to quit.", soft_wrap=True)
@@ -73,7 +76,8 @@ def watch(folder: Path, topics: list[catalogue.Topic], once: bool = False) -> in
                 stamp = time.strftime("%H:%M:%S")
                 console.print(f"[{stamp}] re-checking {', '.join(t.filename for t in changed)}",
                               highlight=False, markup=False)
-                results.update(run_public(slot, folder, changed))
+                run = check_public(slot, folder, changed)
+                results.update(run.results)
                 table = progress(folder, topics, results)
                 console.print(progress_table(table, exercises={t.module for t in changed}))
                 for top in changed:
@@ -81,7 +85,8 @@ def watch(folder: Path, topics: list[catalogue.Topic], once: bool = False) -> in
                     if rs and all(r.passed for r in rs):
                         console.print(f"[bold green]✓ {top.module}: all {len(rs)} public tests "
                                       "pass.[/]")
-                    _failures(rs)
+                    _failures(rs, run.notes)
+                print_output(run.output)
                 console.print(summary_line(table))
                 if once:
                     ok = all(r.passed for t in changed for r in results[t.module])

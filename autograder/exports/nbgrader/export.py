@@ -102,9 +102,14 @@ def _segments(source: str, topic: catalogue.Topic) -> list[tuple[str | None, str
     return [(kind, "\n".join(lines[a:b]).strip("\n")) for kind, a, b in ranges]
 
 
-def lesson_summary(topic: catalogue.Topic, site_url: str, root: Path = ROOT) -> str:
-    """The lesson page's opening paragraph and its sections, linked to the site."""
-    page_url = f"{site_url.rstrip('/')}/{topic.lesson_page.removesuffix('.md')}/"
+def lesson_summary(topic: catalogue.Topic, site_url: str | None, root: Path = ROOT) -> str:
+    """The lesson page's opening paragraph and its sections, linked to the site at
+    ``site_url``, or to the lesson's file in the repository when None
+    (:func:`autograder.catalogue.lesson_url`)."""
+    def url(anchor: str) -> str:
+        return catalogue.lesson_url(topic.lesson_page, anchor, site_url)
+
+    page_url = url("")
     page = root / "docs" / topic.lesson_page
     intro, sections = "", []
     if page.is_file():
@@ -114,13 +119,14 @@ def lesson_summary(topic: catalogue.Topic, site_url: str, root: Path = ROOT) -> 
                      "")
         for m in re.finditer(r"^## (.+?)(?:\s*\{#([\w-]+)\})?\s*$", text, re.MULTILINE):
             title, anchor = m.group(1).strip(), m.group(2)
-            sections.append(f"- [{title}]({page_url}#{anchor})" if anchor else f"- {title}")
+            sections.append(f"- [{title}]({url('#' + anchor)})" if anchor else f"- {title}")
     parts = [f"# Topic {topic.number}: {topic.title}", ""]
     if intro:
         parts += [intro, ""]
-    parts += [(f"**Read the lesson first:** [{topic.title}]({page_url}) "
-              f"(`docs/{topic.lesson_page}` in the course repository; `make serve` serves the "
-              "site at that address).")]
+    # Read raw, a lesson file shows snippet lines where its code goes: point at the site.
+    where = (f"(`docs/{topic.lesson_page}` in the course repository)" if site_url else
+             "(in the course repository: `make serve` shows it with its code and exercises)")
+    parts += [f"**Read the lesson first:** [{topic.title}]({page_url}) {where}."]
     if sections:
         parts += ["", "In the lesson:", "", *sections]
     parts += ["", f"## Your exercises ({topic.points} points)", "",
@@ -130,7 +136,7 @@ def lesson_summary(topic: catalogue.Topic, site_url: str, root: Path = ROOT) -> 
               "points of an exercise are shared among all its tests."), ""]
     for ex in topic.exercises:
         parts.append(f"- `{ex.name}` ({ex.points} points): "
-                     f"[lesson section]({page_url}{ex.anchor})")
+                     f"[lesson section]({url(ex.anchor)})")
     return "\n".join(parts).rstrip() + "\n"
 
 
@@ -166,8 +172,9 @@ if not torch.cuda.is_available():
 
 
 def topic_notebook(topic: catalogue.Topic, solution: str, specs: list[runner.TestSpec],
-                   site_url: str = catalogue.SITE_URL, root: Path = ROOT) -> dict:
-    """The nbgrader source notebook of one topic, as an nbformat 4.5 dict."""
+                   site_url: str | None = None, root: Path = ROOT) -> dict:
+    """The nbgrader source notebook of one topic, as an nbformat 4.5 dict; lessons linked on
+    ``site_url`` (None: by their files in the repository, docs/lessons/...)."""
     if "BEGIN HIDDEN TESTS" in solution or "END HIDDEN TESTS" in solution:
         raise ExportError(f"solutions/{topic.filename} contains a hidden-tests marker")
     by_exercise: dict[str, list[runner.TestSpec]] = {}
@@ -194,7 +201,7 @@ def topic_notebook(topic: catalogue.Topic, solution: str, specs: list[runner.Tes
         tests = by_exercise.get(name, [])
         head = [f"### `{name}` ({ex.points} points)", "",
                 (f"Hint: {ex.hints[0]} Lesson: [{ex.anchor.lstrip('#')}]"
-                f"({site_url.rstrip('/')}/{topic.lesson_page.removesuffix('.md')}/{ex.anchor}).")]
+                f"({catalogue.lesson_url(topic.lesson_page, ex.anchor, site_url)}).")]
         if not tests:
             head += ["", "*(This exercise has no tests yet, so it carries no points here.)*"]
         cells.append(_cell("markdown", "\n".join(head), f"about-{name}",
@@ -223,9 +230,10 @@ def config_text(timeout: int = 600) -> str:
                            timeout=int(timeout))
 
 
-def build(dest: Path, *, topics: list[str] | None = None, site_url: str = catalogue.SITE_URL,
+def build(dest: Path, *, topics: list[str] | None = None, site_url: str | None = None,
           root: Path = ROOT, timeout: int = 600) -> list[Path]:
-    """Write the nbgrader course into ``dest``; return the source notebooks written.
+    """Write the nbgrader course into ``dest``; return the source notebooks written. Lessons
+    are linked on ``site_url`` (the published site), or by their files when None.
 
     Raises:
         ExportError: a solution or a suite that cannot be exported.

@@ -47,7 +47,11 @@ def _random_logits(rng: np.random.Generator, shape: tuple[int, ...], scale: floa
 # ------------------------------------------------------------------ softmax
 
 
-@graded("softmax", "random logits of shapes (5,), (3, 7), (2, 3, 4) along the last axis")
+@graded("softmax", "random logits of shapes (5,), (3, 7), (2, 3, 4) along the last axis",
+        hint=("Reduce along the axis argument, not a fixed one: m = z.max(axis=axis, "
+              "keepdims=True) and e.sum(axis=axis, keepdims=True), so the max and the sum "
+              "broadcast back over that axis only (a hard-coded -1 or 0 is right for one case "
+              "and wrong for the other)."))
 def test_softmax_random(sub, ref):
     rng = np.random.default_rng(2101)
     for shape in [(5,), (3, 7), (2, 3, 4), (1, 1)]:
@@ -55,7 +59,11 @@ def test_softmax_random(sub, ref):
         expect_array(sub.softmax(z), ref.softmax(z), what=f"softmax of shape {shape}")
 
 
-@graded("softmax", "other axes: axis=0, axis=1 and axis=-2 of a (3, 4, 5) array")
+@graded("softmax", "other axes: axis=0, axis=1 and axis=-2 of a (3, 4, 5) array",
+        hint=("Reduce along the axis argument, not a fixed one: m = z.max(axis=axis, "
+              "keepdims=True) and e.sum(axis=axis, keepdims=True), so the max and the sum "
+              "broadcast back over that axis only (a hard-coded -1 or 0 is right for one case "
+              "and wrong for the other)."))
 def test_softmax_axes(sub, ref):
     rng = np.random.default_rng(2102)
     z = _random_logits(rng, (3, 4, 5))

@@ -87,7 +87,10 @@ def test_softmax_random(sub, ref):
 
 
 @graded("softmax_rows", "-inf entries get 0, a row of only -inf gives zeros (not NaN), a row "
-        "with one finite entry gives 1 there")
+        "with one finite entry gives 1 there",
+        hint=("A row of only -inf has max -inf, and -inf − (-inf) is NaN: where the row max is "
+              "-inf subtract 0 instead, and where the sum is 0 divide by 1, so a fully masked "
+              "row stores zeros."))
 def test_softmax_masked(sub, ref):
     rng = seeded(811)
     x = rounded(rng.standard_normal((5, 13)), "float32")

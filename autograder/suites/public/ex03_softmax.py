@@ -47,12 +47,20 @@ def test_softmax_temperature(sub, ref):
     expect_array(sub.softmax(Z, temperature=10.0), ref.softmax(Z, temperature=10.0))
 
 
-@graded("softmax", "[[2, 1, 0.1], [1, 2, 3]] is normalised row by row (default axis=-1)")
+@graded("softmax", "[[2, 1, 0.1], [1, 2, 3]] is normalised row by row (default axis=-1)",
+        hint=("Reduce along the axis argument, not a fixed one: m = z.max(axis=axis, "
+              "keepdims=True) and e.sum(axis=axis, keepdims=True), so the max and the sum "
+              "broadcast back over that axis only (a hard-coded -1 or 0 is right for one case "
+              "and wrong for the other)."))
 def test_softmax_rows(sub, ref):
     expect_array(sub.softmax(BATCH), ref.softmax(BATCH), what="softmax of a (2, 3) batch, default axis")
 
 
-@graded("softmax", "axis=0 normalises each column of [[2, 1, 0.1], [1, 2, 3]] instead")
+@graded("softmax", "axis=0 normalises each column of [[2, 1, 0.1], [1, 2, 3]] instead",
+        hint=("Reduce along the axis argument, not a fixed one: m = z.max(axis=axis, "
+              "keepdims=True) and e.sum(axis=axis, keepdims=True), so the max and the sum "
+              "broadcast back over that axis only (a hard-coded -1 or 0 is right for one case "
+              "and wrong for the other)."))
 def test_softmax_axis0(sub, ref):
     expect_array(sub.softmax(BATCH, axis=0), ref.softmax(BATCH, axis=0),
                  what="softmax of a (2, 3) batch along axis 0")

@@ -158,7 +158,10 @@ def flash_apply(sub, q, k, v, do, *, dtype: str, causal: bool):
 
 
 @graded("softmax_rows",
-        "cat's logits [0.8, 0.3] give [0.6225, 0.3775]; a row of -inf gives zeros")
+        "cat's logits [0.8, 0.3] give [0.6225, 0.3775]; a row of -inf gives zeros",
+        hint=("A row of only -inf has max -inf, and -inf − (-inf) is NaN: where the row max is "
+              "-inf subtract 0 instead, and where the sum is 0 divide by 1, so a fully masked "
+              "row stores zeros."))
 def test_softmax_rows_cat_and_masked_row(sub, ref):
     x = np.array([[0.8, 0.3], [-np.inf, -np.inf]])
     expected = np.array([[1 / (1 + math.exp(-0.5)), 1 / (1 + math.exp(0.5))], [0.0, 0.0]])

@@ -1,0 +1,235 @@
+"""The student's commands of `course`: check, hint, list, watch, reset, notebook, submit
+(:mod:`autograder.cli.app` builds the parser and runs the instructors' commands)."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import re
+import sys
+from pathlib import Path
+
+from autograder import catalogue, paths
+
+ROOT = paths.ROOT
+
+
+def _exercises_dir(arg: str | None) -> Path:
+    if arg:
+        return Path(arg)
+    here = Path.cwd() / "exercises"
+    return here if here.is_dir() else ROOT / "exercises"
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from autograder.cli.console import check_report, console
+    from autograder.grading import loop, uploads
+    from autograder.grading import run as runner
+    from autograder.sandbox.slot import Slot
+
+    target = _target("check", args.topic)
+    folder = _student_folder("check", args.dir) if target is not None else None
+    if folder is None:
+        return 2
+    topics, exercise = target
+    # Said first: a student whose edits "do nothing" is often checking another folder.
+    print(f"Checking {folder.resolve()} (public tests"
+          + (f" of {exercise.qualname} only)" if exercise else ")"), flush=True)
+    loaded = uploads.load(folder)
+    specs = {top.module: [s for s in runner.collect(top.module, hidden=False)
+                          if exercise is None or s.exercise == exercise.name]
+             for top in topics}
+    with Slot(0) as slot:
+        outcome = loop.grade(slot, loaded.sources, specs, problems=loaded.problems,
+                             status=lambda topic: console.status(f"checking {topic} …"))
+    results = outcome.flat()
+    check_report(results, topics, notes=outcome.notes, output=outcome.output)
+    return 0 if results and all(r.passed for r in results) else 1
+
+
+def cmd_hint(args: argparse.Namespace) -> int:
+    """`course hint EXERCISE [--level N]`: an exercise's first N hint tiers and its lesson; a
+    topic instead (``8``, ``ex08``, ``flash_attention``): each of its exercises with its first
+    hint. Exit 2 when the argument names neither."""
+    try:
+        ex = catalogue.get_exercise(args.exercise)
+    except KeyError as exc:
+        try:
+            topic = catalogue.get_topic(args.exercise)
+        except KeyError:
+            print(f"course hint: {exc.args[0]}", file=sys.stderr)
+            return 2
+        return _topic_hints(topic)
+    if not 1 <= args.level <= len(ex.hints):  # said, not silently clamped (a tester's note)
+        print(f"course hint: {ex.qualname} has hint levels 1 to {len(ex.hints)}; showing "
+              f"{'all' if args.level > len(ex.hints) else 'the first'}", file=sys.stderr)
+    tiers = ex.hints[: max(1, min(args.level, len(ex.hints)))]
+    for i, h in enumerate(tiers, 1):
+        print(f"Hint {i}/{len(ex.hints)}: {h}")
+    if len(tiers) < len(ex.hints):
+        print(f"(more: course hint {ex.qualname} --level {len(tiers) + 1})")
+    print(f"Lesson: {ex.lesson_link}")
+    return 0
+
+
+def _topic_hints(topic: catalogue.Topic) -> int:
+    """`course hint TOPIC`: each exercise of ``topic`` with its first hint."""
+    print(f"{topic.module}: {topic.title} ({len(topic.exercises)} exercises; more on one: "
+          f"course hint {topic.module}.NAME --level 2)")
+    for ex in topic.exercises:
+        print(f"\n{ex.qualname} ({ex.points} points)\n  Hint 1/{len(ex.hints)}: {ex.hints[0]}"
+              f"\n  Lesson: {ex.lesson_link}")
+    return 0
+
+
+def _topics(command: str, arg: str | None) -> list[catalogue.Topic] | None:
+    """The topics ``arg`` names (all when None); None, said on stderr, when it names none."""
+    try:
+        return [catalogue.get_topic(arg)] if arg else list(catalogue.topics())
+    except KeyError as exc:
+        print(f"course {command}: {exc.args[0]}", file=sys.stderr)
+        return None
+
+
+def _target(command: str, arg: str | None
+            ) -> tuple[list[catalogue.Topic], catalogue.Exercise | None] | None:
+    """What ``arg`` names: every topic (None), one topic, or one exercise
+    (:func:`catalogue.resolve`): (its topics, the exercise or None); None, said on stderr,
+    when it names nothing."""
+    if not arg:
+        return list(catalogue.topics()), None
+    try:
+        topic, exercise = catalogue.resolve(arg)
+    except KeyError as exc:
+        print(f"course {command}: {exc.args[0]}", file=sys.stderr)
+        return None
+    return [topic], exercise
+
+
+def _student_folder(command: str, arg: str | None) -> Path | None:
+    folder = _exercises_dir(arg)
+    if not folder.is_dir():
+        print(f"course {command}: no exercises folder at {folder}", file=sys.stderr)
+        return None
+    return folder
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    from autograder.student import progress
+
+    folder = _student_folder("list", args.dir)
+    if folder is None:
+        return 2
+    return progress.show_list(folder, list(catalogue.topics()), run=not args.static)
+
+
+def cmd_watch(args: argparse.Namespace) -> int:
+    from autograder.student import watch
+
+    topics = _topics("watch", args.topic)
+    folder = _student_folder("watch", args.dir) if topics is not None else None
+    if folder is None:
+        return 2
+    return watch.watch(folder, topics, once=args.once)
+
+
+def cmd_reset(args: argparse.Namespace) -> int:
+    from autograder.student import reset
+
+    folder = _student_folder("reset", args.dir)
+    if folder is None:
+        return 2
+    try:
+        _, ex = catalogue.resolve(args.target)
+        if ex is None:
+            return _reset_topic(args, folder)
+        ex, backup = reset.reset(folder, args.target)
+    except KeyError as exc:
+        print(f"course reset: {exc.args[0]}", file=sys.stderr)
+        return 2
+    except reset.ResetError as exc:
+        print(f"course reset: {exc}", file=sys.stderr)
+        return 1
+    if backup is None:
+        print(f"{ex.qualname} is already the original stub: nothing changed")
+    else:
+        print(f"{ex.qualname} restored to its stub in {folder / (ex.topic + '.py')}; "
+              f"your previous file is saved as {backup}")
+    return 0
+
+
+def _reset_topic(args: argparse.Namespace, folder: Path) -> int:
+    """`course reset TOPIC`: the whole file back to its stub, after a yes (or --yes)."""
+    from autograder.student import reset
+
+    no_terminal = []
+
+    def confirm(topic: catalogue.Topic, path: Path) -> bool:
+        if args.yes:
+            return True
+        if not sys.stdin.isatty():  # nobody to ask: never wipe a file unasked
+            no_terminal.append(path)
+            return False
+        if "." not in args.target:
+            with contextlib.suppress(KeyError):  # `softmax`: a topic and an exercise
+                ex = catalogue.get_exercise(args.target)
+                print(f"(To reset only the exercise: course reset {ex.qualname})")
+        try:
+            answer = input(f"Reset every exercise of {topic.module}? Your file is backed up "
+                           "first. [y/N] ")
+        except EOFError:
+            answer = ""
+        return answer.strip().lower() in ("y", "yes")
+
+    try:
+        topic, backup = reset.reset_topic(folder, args.target, confirm)
+    except reset.Declined:
+        if no_terminal:
+            print(f"course reset: resetting a whole topic replaces every exercise in "
+                  f"{no_terminal[0]}; not run from a terminal, so nobody could confirm it: "
+                  "pass --yes to reset it", file=sys.stderr)
+            return 2
+        print("Nothing changed.")
+        return 1
+    path = folder / topic.filename
+    if backup is None:
+        print(f"{path} is the original stub: nothing to back up")
+    else:
+        print(f"{path} restored to its stub; your previous file is saved as {backup}")
+    return 0
+
+
+def cmd_notebook(args: argparse.Namespace) -> int:
+    from autograder.student import notebook
+
+    topics = _topics("notebook", args.topic)
+    folder = _student_folder("notebook", args.dir) if topics is not None else None
+    if folder is None:
+        return 2
+    try:
+        topic, path, shadow = notebook.write(folder, args.topic, force=args.force)
+    except notebook.NotebookError as exc:
+        print(f"course notebook: {exc}", file=sys.stderr)
+        return 1
+    where = f" --dir {folder}" if args.dir else ""
+    print(f"{path}: the stub of {topic.module} as a notebook; fill it in, then run "
+          f"course check {topic.number}{where}")
+    if shadow is not None:
+        print(f"course notebook: warning: {shadow} is in the same folder, and the .py wins "
+              f"when graded: course check and course grade read {shadow.name}, not "
+              f"{path.name}. Move or rename {shadow.name} to be graded on the notebook.",
+              file=sys.stderr)
+    return 0
+
+
+def cmd_submit(args: argparse.Namespace) -> int:
+    from autograder.student import submit
+
+    folder = _student_folder("submit", args.dir)
+    if folder is None:
+        return 2
+    # The zip's stem is the submission's id when graded: name it after the student.
+    # A leading dot would hide the zip, and `course grade` refuses such an id: drop it.
+    name = re.sub(r"[^A-Za-z0-9_.-]", "_", submit.student_id(args.id)).lstrip(".")
+    out = args.out or (name or "submission") + ".zip"
+    return submit.submit(folder, Path(out), args.id, check=not args.no_check)

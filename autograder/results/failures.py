@@ -1,0 +1,175 @@
+"""Which failures a student sees first, and as what: the one rule of `course check`,
+`course watch` and feedback/<id>.md (issue 15).
+
+A failed test of an exercise the student has written is shown on its own (its message, hint and
+lesson), and those come first: they are the mistakes to fix. An exercise whose every failure is
+its stub's own ``NotImplementedError`` is one line ("ex03_softmax.softmax: not written yet
+(5 tests)"), and a topic that could not run (its file is missing or did not import) is one line
+with the reason, not one copy of it per test. Caps on how many failures are shown count the
+individual failures only.
+
+Works on :class:`autograder.grading.run.TestResult` (check, watch) and
+:class:`autograder.results.model.TestOutcome` (feedback.md) alike.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from autograder import catalogue
+
+#: The message `course watch`/`list` give every test of a file still byte-identical to its
+#: generated stub (it is not run: every stub fails every test).
+NOT_STARTED = "not started: still the generated stub"
+
+#: What :class:`Shown` entries are: one failed test; an exercise not written yet; a topic whose
+#: tests could not run.
+KINDS = ("failed", "unwritten", "not_run")
+
+
+@dataclass(frozen=True)
+class Shown:
+    """One entry of a failure list (:func:`arrange`).
+
+    ``kind`` is one of :data:`KINDS`. ``failed``: ``test`` is the failed result; ``unwritten``:
+    ``count`` failed tests of ``exercise``, each the stub's NotImplementedError;
+    ``not_run``: ``count`` tests of ``topic`` that failed with its ``note`` (why it could not
+    run: the file, the line and the error).
+    """
+
+    kind: str
+    topic: str
+    exercise: str = ""
+    count: int = 1
+    test: Any = None
+    note: str = ""
+
+    def line(self) -> str:
+        """The one line of an ``unwritten`` or ``not_run`` entry (plain text; a ``not_run``
+        note is student-sourced: escape it for the output it goes to)."""
+        tests = f"{self.count} test{'s' if self.count != 1 else ''}"
+        if self.kind == "unwritten":
+            return f"{self.topic}.{self.exercise}: not written yet ({tests})"
+        if self.kind == "not_run":
+            return f"{self.topic}: could not run ({tests}): {self.note}"
+        raise ValueError(f"a {self.kind!r} entry is shown as a block, not one line")
+
+
+def _facts(r: Any) -> tuple[str, str, str, str]:
+    """(topic, exercise, visibility, message) of a TestResult (its ``spec``) or TestOutcome."""
+    where = getattr(r, "spec", r)
+    return where.topic, where.exercise, where.visibility, r.message or ""
+
+
+def stub_failure(message: str, ex: catalogue.Exercise, visibility: str = "public") -> bool | None:
+    """Whether a failed test of ``ex`` failed because its stub's NotImplementedError was
+    raised: True (the message quotes the stub's own), None (a hidden test: the message only
+    says a NotImplementedError was raised in ``ex``, its text hidden), False (anything else).
+
+    The stub's message is recognised as `course list --static` recognises the stub's raise
+    (:func:`autograder.student.reset.stub_message_start`).
+    """
+    from autograder.student.reset import stub_message_start
+
+    if message == NOT_STARTED:
+        return True
+    start = stub_message_start(ex)
+    if re.search(rf" raised NotImplementedError: {start}", message):
+        return True
+    # A hidden test names the call that raised ("ex04_svd_lora.LoRALinear.forward"), no more.
+    if visibility == "hidden" and re.match(
+            rf"{re.escape(ex.qualname)}(\.[\w.]+)? raised NotImplementedError \(message hidden",
+            message):
+        return None
+    return False
+
+
+def arrange(results: Iterable[Any], notes: dict[str, str] | None = None) -> list[Shown]:
+    """The failures among ``results`` (in the order graded), as they are shown.
+
+    First each topic that could not run (the tests whose message is exactly its note, from
+    ``notes``: :attr:`autograder.grading.loop.Outcome.notes`) as one ``not_run`` line; then each
+    failed test of a written exercise (``failed``); last each exercise not written yet as one
+    ``unwritten`` line. An exercise is not written yet when none of its tests passed and every
+    failure is its stub's NotImplementedError (:func:`stub_failure`), at least one of them
+    with the stub's message in full. Passed and skipped tests are left out.
+    """
+    notes = notes or {}
+    results = [r for r in results if not getattr(r, "skipped", False)]
+    passed = {_facts(r)[:2] for r in results if r.passed}
+    failed = [r for r in results if not r.passed]
+
+    not_run: dict[str, int] = {}
+    rest = []
+    for r in failed:
+        topic, _, _, message = _facts(r)
+        if topic in notes and message == notes[topic]:
+            not_run[topic] = not_run.get(topic, 0) + 1
+        else:
+            rest.append(r)
+
+    verdicts: dict[tuple[str, str], list[bool | None]] = {}
+    for r in rest:
+        topic, exercise, visibility, message = _facts(r)
+        ex = catalogue.get_topic(topic).exercise(exercise)
+        verdicts.setdefault((topic, exercise), []).append(stub_failure(message, ex, visibility))
+    unwritten = {key: len(v) for key, v in verdicts.items()
+                 if key not in passed and True in v and False not in v}
+
+    shown = [Shown("not_run", t, count=n, note=notes[t]) for t, n in not_run.items()]
+    shown += [Shown("failed", _facts(r)[0], _facts(r)[1], test=r) for r in rest
+              if _facts(r)[:2] not in unwritten]
+    shown += [Shown("unwritten", t, e, count=n) for (t, e), n in unwritten.items()]
+    return shown
+
+
+def limited(shown: list[Shown], limit: int | None) -> tuple[list[Shown], list[Shown]]:
+    """(what to show, the failed tests left out): every line entry, and the first ``limit``
+    ``failed`` entries (all with ``limit`` None), in :func:`arrange`'s order."""
+    if limit is None:
+        return shown, []
+    out, left, seen = [], [], 0
+    for s in shown:
+        if s.kind == "failed":
+            seen += 1
+            if seen > limit:
+                left.append(s)
+                continue
+        out.append(s)
+    return out, left
+
+
+def more_line(left: list[Shown]) -> str:
+    """"… and N more failures", with the command that shows them all (per topic)."""
+    per_topic: dict[str, int] = {}
+    for s in left:
+        per_topic[s.topic] = per_topic.get(s.topic, 0) + 1
+    where = "; ".join(f"`course check {t}` ({n})" for t, n in per_topic.items())
+    n = len(left)
+    return f"… and {n} more failure{'s' if n != 1 else ''}: see {'them' if n != 1 else 'it'} " \
+           f"with {where}"
+
+
+def hint(r: Any) -> str:
+    """The hint shown with the failed test ``r``: its own (``graded(..., hint=...)``), else its
+    exercise's first hint."""
+    topic, exercise, _, _ = _facts(r)
+    own = getattr(getattr(r, "spec", None), "hint", None)
+    if own is None:  # a TestOutcome: the hint is its test's, looked up by name
+        own = _test_hints(topic).get(r.name, "")
+    return own or catalogue.get_topic(topic).exercise(exercise).hints[0]
+
+
+@functools.cache
+def _test_hints(topic: str) -> dict[str, str]:
+    """Test name -> its own hint, for ``topic``'s suites as this grader has them."""
+    from autograder.grading import run as runner  # the suites: only when a result needs it
+
+    try:
+        return {s.name: s.hint for s in runner.collect(topic) if s.hint}
+    except (ImportError, KeyError, ValueError):  # no suites here: the exercise's hints serve
+        return {}

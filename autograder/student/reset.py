@@ -181,6 +181,28 @@ def write_keeping_mode(path: Path, data: bytes) -> None:
         raise
 
 
+def _pristine_or_fail(topic: catalogue.Topic) -> str:
+    """The generated stub of ``topic`` (:func:`pristine_stub`).
+
+    Raises:
+        ResetError: none is available here.
+    """
+    stub = pristine_stub(topic.module)
+    if stub is None:
+        raise ResetError(f"no original stub of {topic.filename} is available here "
+                         f"(looked in solutions/, {PRISTINE_DIR} and the git history)")
+    return stub
+
+
+def _created(path: Path, stub: str) -> bool:
+    """Write ``stub`` to ``path`` if it is missing (nothing to back up); whether it was."""
+    if path.exists():
+        return False
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_keeping_mode(path, stub.encode("utf-8"))
+    return True
+
+
 def reset(folder: Path, key: str) -> tuple[catalogue.Exercise, Path | None]:
     """Put exercise ``key``'s ``def``/``class`` back to its generated stub; nothing else in
     the file changes. Returns the exercise and the backup of the previous file (None when the
@@ -192,17 +214,12 @@ def reset(folder: Path, key: str) -> tuple[catalogue.Exercise, Path | None]:
     """
     ex = catalogue.get_exercise(key)
     topic = catalogue.get_topic(ex.topic)
-    stub = pristine_stub(topic.module)
-    if stub is None:
-        raise ResetError(f"no original stub of {topic.filename} is available here "
-                         f"(looked in solutions/, {PRISTINE_DIR} and the git history)")
+    stub = _pristine_or_fail(topic)
     stub_span = _span(stub, ex.name)
     if stub_span is None:
         raise ResetError(f"the stub of {topic.filename} does not define {ex.name}")
     path = folder / topic.filename
-    if not path.exists():
-        folder.mkdir(parents=True, exist_ok=True)
-        write_keeping_mode(path, stub.encode("utf-8"))
+    if _created(path, stub):
         return ex, None
     try:
         text = path.read_bytes().decode("utf-8")
@@ -243,14 +260,9 @@ def reset_topic(folder: Path, key: str,
         Declined: ``confirm`` said no.
     """
     topic = catalogue.get_topic(key)
-    stub = pristine_stub(topic.module)
-    if stub is None:
-        raise ResetError(f"no original stub of {topic.filename} is available here "
-                         f"(looked in solutions/, {PRISTINE_DIR} and the git history)")
+    stub = _pristine_or_fail(topic)
     path = folder / topic.filename
-    if not path.exists():
-        folder.mkdir(parents=True, exist_ok=True)
-        write_keeping_mode(path, stub.encode("utf-8"))
+    if _created(path, stub):
         return topic, None
     try:
         if path.read_bytes() == stub.encode("utf-8"):

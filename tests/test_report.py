@@ -247,7 +247,9 @@ def test_report_renders_offline_in_chromium(chromium, served):
                 ({id: i.id, ok: i.complete && i.naturalWidth > 0, w: i.naturalWidth}))""")
             tables = page.evaluate("""() => Object.fromEntries(
                 ['summary', 'pass-rates', 'failures', 'problems', 'grades'].map(id =>
-                  [id, (document.getElementById(id) || {rows: []}).rows.length]))""")
+                  [id, ((document.getElementById(id) || {}).rows || []).length]))""")
+            texts = page.evaluate("""() => Object.fromEntries(['failures', 'not-written'].map(
+                id => [id, (document.getElementById(id) || {}).textContent || '']))""")
             title = page.title()
         finally:
             browser.close()
@@ -257,5 +259,9 @@ def test_report_renders_offline_in_chromium(chromium, served):
     assert all(i["ok"] for i in images), images
     assert tables["pass-rates"] > len(runner.collect("ex01_vectors"))
     assert tables["grades"] == 6 and tables["problems"] == 5  # header + rows
-    assert tables["summary"] >= 5 and tables["failures"] >= 2
+    assert tables["summary"] >= 5
+    # This class's failures are stubs (one "not written yet" line) or topics that did not run
+    # (listed per submission): the commonest-failures table says there is nothing else.
+    assert "Not written yet" in texts["not-written"], texts
+    assert tables["failures"] == 0 and "No other failed tests" in texts["failures"], texts
     assert "Grading report" in title

@@ -36,8 +36,8 @@ SLOT_CLOSE_SECONDS = 30
 
 
 @contextlib.contextmanager
-def stop_signals(handler: Callable[[int, object], None]):
-    """While inside, SIGINT and SIGTERM call ``handler`` (the grader's: :func:`batch._grader_stop`).
+def stop_signals(on_stop: Callable[[int, object], None]):
+    """While inside, SIGINT and SIGTERM call ``on_stop`` (the grader's: :func:`batch._grader_stop`).
 
     A signal the caller ignores (``nohup``, a background job) stays ignored; outside the main
     thread, where no handler can be set, nothing changes.
@@ -46,9 +46,9 @@ def stop_signals(handler: Callable[[int, object], None]):
         yield
         return
     old = {s: signal.getsignal(s) for s in STOP_SIGNALS}
-    for s, handler in old.items():
-        if handler is not signal.SIG_IGN:
-            signal.signal(s, handler)
+    for s, before in old.items():
+        if before is not signal.SIG_IGN:
+            signal.signal(s, on_stop)
     try:
         yield
     finally:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -79,7 +80,12 @@ def cmd_grade(args: argparse.Namespace) -> int:
         print(f"course grade: interrupted: {saved}run the same command again to resume "
               "(grades.csv and report.html are written once every submission is graded)",
               file=sys.stderr)
-        return exc.exit_code if isinstance(exc, grade.Interrupted) else 130
+        code = exc.exit_code if isinstance(exc, grade.Interrupted) else 130
+        # Everything is saved and every slot closed: leave now. A normal exit joins the pool's
+        # manager thread, which hung once after a stop under load (tests/test_interrupt.py).
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
     except Exception as exc:  # a fault of the grader itself, not of a submission
         import traceback
 

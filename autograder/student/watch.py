@@ -32,6 +32,32 @@ def _changed_topics(changes, folder: Path, topics: list[catalogue.Topic]) -> lis
     return [t for t in topics if t.filename in names or f"{t.module}.ipynb" in names]
 
 
+def _saves(watchfiles, folder: Path, only_topics):
+    """watchfiles' change sets for ``folder``, watched in a daemon thread: the main thread
+    waits on a queue, in Python, so a Ctrl-C always reaches it (inside watchfiles' Rust loop
+    one was missed for 30 s on a loaded machine, twice: tests/test_student_loop.py)."""
+    import queue
+    import threading
+
+    changes: queue.Queue = queue.Queue()
+    stop = threading.Event()
+
+    def run() -> None:
+        for found in watchfiles.watch(folder, watch_filter=only_topics, recursive=False,
+                                      stop_event=stop, raise_interrupt=False):
+            changes.put(found)
+
+    threading.Thread(target=run, daemon=True).start()
+    try:
+        while True:
+            try:
+                yield changes.get(timeout=0.5)
+            except queue.Empty:
+                continue
+    finally:
+        stop.set()
+
+
 def watch(folder: Path, topics: list[catalogue.Topic], once: bool = False) -> int:
     """`course watch`: check once, then re-check each topic whose file is saved, showing the
     progress table and that topic's first failures. Ctrl-C exits 0; with ``once``, exit after
@@ -62,12 +88,7 @@ def watch(folder: Path, topics: list[catalogue.Topic], once: bool = False) -> in
             console.print(progress_table(progress(folder, topics, results),
                                          exercises=len(topics) == 1))
             console.print(f"Watching {folder} for saved changes; Ctrl-C to quit.", soft_wrap=True)
-            # yield_on_timeout hands control back to Python every half second: a Ctrl-C is then
-            # seen there at the latest (inside watchfiles' Rust loop one was once missed for
-            # 30 s on a loaded machine, tests/test_student_loop.py).
-            for changes in watchfiles.watch(folder, watch_filter=only_topics, recursive=False,
-                                            raise_interrupt=False, rust_timeout=500,
-                                            yield_on_timeout=True):
+            for changes in _saves(watchfiles, folder, only_topics):
                 changed = _changed_topics(changes, folder, topics)
                 if not changed:
                     continue

@@ -1,13 +1,20 @@
-"""Grading throughput: `course grade` against one-pytest-per-submission and nbgrader autograde.
+"""Grading throughput: `course grade` against one-pytest-per-submission, nbgrader autograde and
+Otter-Grader's `otter run`.
 
     python bench/grade_throughput.py [--n 300] [--jobs 2] [--pytest-sample 10] [--no-nbgrader]
+                                     [--otter-sample 10]
 
 Generates a class of N submissions in a temp dir (a realistic mix: complete ones each written
 their own way, partly right, stubs, broken, slow; see ``make_class``), then times, in one run on
 the same class:
   1. `course grade --jobs J` on all N (the real CLI, a fresh process);
   2. the same suites run by one plain `pytest` process per submission, on a sample, scaled;
-  3. `nbgrader autograde` on the notebook form of a correct and a stub student (all topics).
+  3. `nbgrader autograde` on the notebook form of a correct and a stub student (all topics);
+  4. `otter run` (Otter-Grader 7, the command Gradescope's Otter images run per submission), one
+     call per topic the student handed in (a topic is one Otter assignment, its autograder zip
+     built once by `otter generate` from the same suites: bench/otter_bridge.py), on a sample,
+     scaled; plus a complete and a stub student, whose scores are printed beside course grade's
+     to show that the bridge grades. Only where bench/setup_otter.sh made bench/.otter-venv.
 It prints seconds per submission, the ratio against each baseline, peak memory, and the time spent
 in student code vs grader overhead. A benchmark, not a test: nothing here asserts a time.
 """
@@ -93,8 +100,10 @@ def make_class(dest: Path, n: int, topics: list[str] | None = None) -> list[Path
     return sorted(dest.iterdir())
 
 
-def timed(cmd: list[str], **kw) -> tuple[float, subprocess.CompletedProcess]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+def timed(cmd: list[str], env: dict[str, str] | None = None,
+          **kw) -> tuple[float, subprocess.CompletedProcess]:
+    """Run ``cmd`` with the repository on PYTHONPATH (and ``env`` on top); (seconds, process)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
     t0 = time.monotonic()
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, **kw)
     return time.monotonic() - t0, proc
@@ -156,6 +165,120 @@ def bench_nbgrader() -> dict | None:
         return test_nbgrader._build_class(Path(tmp))
 
 
+OTTER_VENV = ROOT / "bench" / ".otter-venv"
+OTTER = OTTER_VENV / "bin" / "otter"
+#: `otter run`'s kernel as course grade's workers run: torch on one thread
+#: (autograder.sandbox.interpreter.prepare), Triton kernels on CPU tensors through Triton's
+#: interpreter (autograder.sandbox.slot); the kernel inherits this environment.
+OTTER_ENV = {"OMP_NUM_THREADS": "1", "TRITON_INTERPRET": "1"}
+#: A do-nothing assignment: its `otter run` is Otter's own start-up (CLI, kernel, logging).
+NOOP_TEST = (
+    "from otter.test_files import test_case\n\nOK_FORMAT = False\nname = 'noop'\n\n\n"
+    "@test_case(points=1)\ndef noop(env):\n    pass\n")
+
+
+def otter_generate(tests: Path, dest: Path) -> Path:
+    """``otter generate`` an autograder zip of the test files in ``tests``; its path.
+
+    Run in ``tests``' parent so that no otter_config.json, requirements.txt or environment.yml
+    of the caller's folder is picked up (and none is asked for: `otter run` installs nothing).
+
+    Raises:
+        SystemExit: otter generate failed.
+    """
+    out = dest / "autograder.zip"
+    _, proc = timed([str(OTTER), "generate", "-t", str(tests), "-o", str(out), "--no-config",
+                     "--no-requirements", "--no-environment"], cwd=tests.parent)
+    if proc.returncode != 0 or not out.exists():
+        raise SystemExit(f"otter generate failed:\n{proc.stderr[-3000:]}")
+    return out
+
+
+def otter_run(autograder: Path, script: Path, out: Path) -> tuple[float, float | None, float]:
+    """``otter run -a autograder script``: (seconds, score, points possible).
+
+    The score is None when Otter wrote no results (it crashed, or ran past 15 minutes).
+    """
+    out.mkdir(parents=True)
+    cmd = [str(OTTER), "run", "-a", str(autograder), "--no-logo", "-o", str(out), str(script)]
+    t0 = time.monotonic()
+    try:
+        _, proc = timed(cmd, env=OTTER_ENV, timeout=900)
+    except subprocess.TimeoutExpired:
+        return time.monotonic() - t0, None, 0.0
+    secs = time.monotonic() - t0
+    try:
+        tests = json.loads((out / "results.json").read_text())["tests"]
+    except (OSError, ValueError, KeyError):
+        print(f"otter run {script.parent.name}/{script.name} wrote no results:\n"
+              f"{proc.stderr[-2000:]}", file=sys.stderr)
+        return secs, None, 0.0
+    # "Public Tests" is Otter's summary entry: no score of its own.
+    graded = [t for t in tests if t.get("max_score") is not None]
+    return secs, sum(t["score"] for t in graded), sum(t["max_score"] for t in graded)
+
+
+def bench_otter(class_dir: Path, work: Path, sample: int,
+                topics: list[str] | None = None) -> dict | None:
+    """`otter run` per submission and topic on the first ``sample`` submissions, plus the first
+    complete and the first stub student of the class (scores only, not timed into the mean).
+
+    Returns None where Otter is not installed (bench/setup_otter.sh). Otherwise: ``n`` and
+    ``seconds`` (the sample's `otter run` calls), ``per_topic`` (topic -> seconds of each
+    call), ``scores`` (submission -> (score, points possible), all its topics), ``startup``
+    (one `otter run` of an empty assignment), ``build`` (writing tests and `otter generate`,
+    all topics).
+    """
+    if not OTTER.exists():
+        return None
+    from bench.otter_bridge import write_tests  # the name Otter's test files import it by
+
+    t0 = time.monotonic()
+    zips = {}
+    for t in catalogue.topics():
+        if topics and t.module not in topics:
+            continue
+        write_tests(t.module, work / t.module / "tests")
+        zips[t.module] = (t.filename, otter_generate(work / t.module / "tests", work / t.module))
+    build = time.monotonic() - t0
+    noop = work / "noop"
+    (noop / "tests").mkdir(parents=True)
+    (noop / "tests" / "noop.py").write_text(NOOP_TEST)
+    (noop / "noop.py").write_text("x = 1\n")
+    startup, _, _ = otter_run(otter_generate(noop / "tests", noop), noop / "noop.py",
+                              noop / "out")
+
+    paths = sorted(class_dir.iterdir())
+    timed_paths = paths[:sample]
+    checks = [next((p for p in paths if p.name.endswith(f"_{kind}")), None)
+              for kind in ("complete", "stub")]
+    per_topic: dict[str, list[float]] = {}
+    scores: dict[str, tuple[float, float]] = {}
+    seconds = 0.0
+    for p in dict.fromkeys(timed_paths + [c for c in checks if c is not None]):
+        got = possible = 0.0
+        for topic, (filename, autograder) in zips.items():
+            if not (p / filename).exists():
+                continue  # not handed in: no Otter assignment to run
+            secs, score, most = otter_run(autograder, p / filename, work / "runs" / p.name / topic)
+            got, possible = got + (score or 0.0), possible + most
+            if p in timed_paths:
+                seconds += secs
+                per_topic.setdefault(topic, []).append(secs)
+        scores[p.name] = (got, possible)
+    return {"n": len(timed_paths), "seconds": seconds, "per_topic": per_topic,
+            "scores": scores, "checks": [c.name for c in checks if c is not None],
+            "startup": startup, "build": build, "topics": len(zips)}
+
+
+def course_scores(out: Path, ids: list[str]) -> dict[str, float]:
+    """submission id -> course grade's total, read back from its results under ``out``."""
+    from autograder.results import model
+
+    results = {sid: model.load(out, sid) for sid in ids}
+    return {sid: r.score for sid, r in results.items() if r is not None}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=300)
@@ -163,6 +286,8 @@ def main() -> None:
     ap.add_argument("--pytest-sample", type=int, default=10)
     ap.add_argument("--no-nbgrader", dest="nbgrader", action="store_false",
                     help="skip the nbgrader baseline (about 3 minutes)")
+    ap.add_argument("--otter-sample", type=int, default=10,
+                    help="submissions timed with `otter run` (0: skip Otter)")
     ap.add_argument("--share-sample", type=int, default=20)
     ap.add_argument("--topics", default="",
                     help="comma-separated topic modules the class hands in (default: all); the "
@@ -176,6 +301,11 @@ def main() -> None:
         share = bench_student_share(class_dir, min(args.share_sample, args.n), args.jobs)
         pyt = bench_pytest(class_dir, min(args.pytest_sample, args.n), topics)
         nbg = bench_nbgrader() if args.nbgrader else None
+        ott = None
+        if args.otter_sample > 0:
+            ott = bench_otter(class_dir, Path(tmp) / "otter", min(args.otter_sample, args.n),
+                              topics)
+        graded = course_scores(Path(tmp) / "out", ott["checks"] if ott else [])
     per = course["seconds"] / course["n"]
     rows = [("course grade --jobs %d" % args.jobs, per, 1.0)]
     pyt_per = pyt["seconds"] / pyt["n"]
@@ -183,6 +313,9 @@ def main() -> None:
     if nbg:
         nb_per = nbg["nbgrader_autograde_s_per_submission"]
         rows.append((f"nbgrader autograde ({nbg['students']} students)", nb_per, nb_per / per))
+    if ott:
+        ott_per = ott["seconds"] / ott["n"]
+        rows.append((f"otter run (sample {ott['n']})", ott_per, ott_per / per))
     overhead = (share["graded"] - share["student"]) / share["n"]
     setup = share["wall"] - share["graded"]
     print(f"\nclass of {course['n']} submissions, {os.cpu_count()} cores\n")
@@ -202,6 +335,17 @@ def main() -> None:
           f"{setup:.1f} s, i.e. {setup / course['n']:.3f} s/submission over this class")
     if not nbg:
         print("nbgrader: not measured (nbgrader or the export is not available)")
+    if ott:
+        print("otter: scores, Otter's vs course grade's (same tests, same points): " + "; ".join(
+            f"{name} {ott['scores'][name][0]:.2f} / {ott['scores'][name][1]:.2f} "
+            f"(course grade {graded.get(name, float('nan')):.2f})" for name in ott["checks"]))
+        print("otter: s per `otter run` by topic (mean over the sample): " + ", ".join(
+            f"{t} {sum(v) / len(v):.2f}" for t, v in ott["per_topic"].items()))
+        print(f"otter: `otter run` of an empty assignment (Otter's own start-up: CLI, Jupyter "
+              f"kernel, logging server): {ott['startup']:.2f} s; writing the tests and "
+              f"`otter generate` for {ott['topics']} topic(s), once: {ott['build']:.1f} s")
+    elif args.otter_sample > 0:
+        print("otter: not measured (run bench/setup_otter.sh)")
 
 
 if __name__ == "__main__":

@@ -109,12 +109,37 @@ def autograder_zip(tmp_path_factory) -> Path:
     return out
 
 
-def run_autograder(zip_path: Path, root: Path, files: dict[str, str]) -> tuple[dict, str]:
-    """Stand ``root`` in for /autograder, upload ``files``, run run_autograder."""
-    source = root / "source"
-    source.mkdir(parents=True)
-    with zipfile.ZipFile(zip_path) as zf:
+#: Where `gradescope prepare` (setup.sh) keeps the plan, relative to /autograder/source.
+PLAN = Path("autograder", "suites", ".gradescope-plan.pickle")
+
+
+@pytest.fixture(scope="module")
+def prepared_source(autograder_zip, tmp_path_factory) -> Path:
+    """The zip unpacked as /autograder/source, with the plan setup.sh records in it."""
+    source = tmp_path_factory.mktemp("gradescope-prepared") / "source"
+    with zipfile.ZipFile(autograder_zip) as zf:
         zf.extractall(source)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    proc = subprocess.run([sys.executable, "-m", "autograder.exports.gradescope", "prepare"],
+                          cwd=source, env={**env, "PYTHONPATH": str(source)},
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
+    assert "8 topics recorded" in proc.stdout, proc.stdout
+    assert (source / PLAN).stat().st_mode & 0o077 == 0  # hidden inputs: the grader's alone
+    return source
+
+
+def run_autograder(zip_path: Path, root: Path, files: dict[str, str],
+                   source_from: Path | None = None) -> tuple[dict, str]:
+    """Stand ``root`` in for /autograder, upload ``files``, run run_autograder (on a copy of
+    ``source_from``, a prepared source, if given; else on the zip freshly unpacked)."""
+    source = root / "source"
+    if source_from is not None:
+        shutil.copytree(source_from, source)
+    else:
+        source.mkdir(parents=True)
+        with zipfile.ZipFile(zip_path) as zf:
+            zf.extractall(source)
     shutil.copy2(source / "run_autograder", root / "run_autograder")
     (root / "submission").mkdir()
     for name, text in files.items():
@@ -126,7 +151,7 @@ def run_autograder(zip_path: Path, root: Path, files: dict[str, str]) -> tuple[d
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
     doc = json.loads((root / "results" / "results.json").read_text("utf-8"))
     jsonschema.validate(doc, RESULTS_SCHEMA)
-    return doc, proc.stdout
+    return doc, proc.stdout + proc.stderr
 
 
 def test_zip_layout(autograder_zip):
@@ -155,9 +180,11 @@ def test_zip_layout(autograder_zip):
 
 
 @pytest.mark.slow
-def test_complete_submission_gets_full_marks(autograder_zip, tmp_path):
+def test_complete_submission_gets_full_marks(autograder_zip, prepared_source, tmp_path):
+    """Graded as Gradescope grades it once setup.sh has run: replaying the recorded plan."""
     files = {t.filename: (SOLUTIONS / t.filename).read_text("utf-8") for t in catalogue.topics()}
-    doc, _ = run_autograder(autograder_zip, tmp_path / "autograder", files)
+    doc, log = run_autograder(autograder_zip, tmp_path / "autograder", files, prepared_source)
+    assert "plan file" not in log  # the plan was current, and used
     assert doc["score"] == doc["max_score"] == 100.0
     # GPU-only checks carry no points and fail as "skipped" without CUDA
     assert all(t["status"] == "passed" for t in doc["tests"] if t["max_score"] > 0)
@@ -166,15 +193,18 @@ def test_complete_submission_gets_full_marks(autograder_zip, tmp_path):
 
 
 @pytest.mark.slow
-def test_stubs_score_zero_and_the_worker_is_unprivileged(autograder_zip, tmp_path):
+def test_stubs_score_zero_and_the_worker_is_unprivileged(autograder_zip, prepared_source,
+                                                          tmp_path):
     """The stubs earn nothing; as root, the worker runs as another user and cannot read the
-    instructor's files (its `dot` is right only then)."""
+    instructor's files, the recorded plan (hidden inputs) among them (its `dot` is right only
+    then)."""
     root = tmp_path / "autograder"
     secrets = [str(root / "source" / "solutions" / "ex01_vectors.py"),
-               str(root / "source" / "autograder" / "suites" / "hidden" / "ex01_vectors.py")]
+               str(root / "source" / "autograder" / "suites" / "hidden" / "ex01_vectors.py"),
+               str(root / "source" / PLAN)]
     files = {t.filename: stub_source(t.module) for t in catalogue.topics()}
     files["ex01_vectors.py"] += "\n\n" + _reference_dot() + "\n" + PROBE.format(secrets=secrets)
-    doc, _ = run_autograder(autograder_zip, root, files)
+    doc, _ = run_autograder(autograder_zip, root, files, prepared_source)
     assert doc["max_score"] == 100.0
     dot = [t for t in doc["tests"] if t["name"].startswith("ex01_vectors.dot: ")]
     others = [t for t in doc["tests"] if not t["name"].startswith("ex01_vectors.dot: ")]
@@ -189,3 +219,42 @@ def test_stubs_score_zero_and_the_worker_is_unprivileged(autograder_zip, tmp_pat
             assert closed.stat().st_mode & 0o077 == 0, closed
     else:
         assert doc["score"] <= catalogue.get_exercise("ex01_vectors.dot").points
+
+
+def _wrong_topics() -> dict[str, str]:
+    """The solutions with one plausible mistake (tests/banks) in each of three topics: some
+    tests pass on the reference's replies, others run live from where a reply differs."""
+    import importlib
+
+    files = {t.filename: (SOLUTIONS / t.filename).read_text("utf-8") for t in catalogue.topics()}
+    for topic in ("ex02_projections", "ex03_softmax", "ex08_flash_attention"):
+        variant = importlib.import_module(f"tests.banks.wrong_{topic}").BANK[0]
+        files[f"{topic}.py"] += "\n\n" + variant.code + "\n"
+    return files
+
+
+@pytest.mark.slow
+def test_the_recorded_plan_gives_the_grades_of_grading_call_by_call(
+        autograder_zip, prepared_source, tmp_path):
+    """The plan only saves time: a submission with mistakes gets the same results.json from a
+    prepared image as from one whose plan is missing (graded call by call); a stale plan
+    (another grader version) is not used, and says so."""
+    files = _wrong_topics()
+    planned, log = run_autograder(autograder_zip, tmp_path / "planned", files, prepared_source)
+    assert "plan file" not in log
+    unplanned, _ = run_autograder(autograder_zip, tmp_path / "unplanned", files)
+    assert not (tmp_path / "unplanned" / "source" / PLAN).exists()
+    for doc in (planned, unplanned):
+        doc.pop("execution_time")
+    assert 0 < planned["score"] < planned["max_score"]
+    assert planned == unplanned
+
+    stale = tmp_path / "stale"
+    shutil.copytree(prepared_source, stale / "source")
+    with open(stale / "source" / "solutions" / "ex01_vectors.py", "a") as f:
+        f.write("\n# an edit after setup.sh: another grader version\n")
+    shutil.move(stale / "source", tmp_path / "stale-source")
+    doc, log = run_autograder(autograder_zip, stale, {"ex01_vectors.py": files[
+        "ex01_vectors.py"]}, tmp_path / "stale-source")
+    assert "made by grader" in log and "grading call by call" in log
+    assert doc["score"] == catalogue.get_topic("ex01_vectors").points

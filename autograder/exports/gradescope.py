@@ -27,6 +27,7 @@ import shlex
 import stat
 import sys
 import tempfile
+import time
 import zipfile
 from pathlib import Path
 
@@ -36,6 +37,9 @@ ROOT = paths.ROOT
 VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
 #: Where setup.sh puts the grader's Python (outside /autograder, which workers may not read).
 VENV = "/opt/course-venv"
+#: The plan setup.sh records (:mod:`autograder.grading.plan_file`): in the suites folder, which
+#: no worker sees and :func:`_close` shuts to other users (it holds hidden inputs).
+PLAN_FILE = paths.PACKAGE_DIR / "suites" / ".gradescope-plan.pickle"
 
 #: The files written beside the code, from templates/gradescope/ (:mod:`autograder.templating`).
 TEMPLATES = "autograder.exports"
@@ -137,8 +141,8 @@ def run(root: Path, *, hidden_visibility: str = "after_published", call_timeout:
     """Grade ``root/submission`` into ``root/results/results.json`` (lesson links on
     ``site_url``, or the lesson files' names when None); 0, or 1 on a grader fault."""
     from autograder.grading import batch as grade
-    from autograder.results import writers as outputs
     from autograder.limits import Limits
+    from autograder.results import writers as outputs
 
     results = root / "results"
     results.mkdir(parents=True, exist_ok=True)
@@ -151,7 +155,8 @@ def run(root: Path, *, hidden_visibility: str = "after_published", call_timeout:
         try:
             limits = Limits(call_seconds=call_timeout, submission_seconds=submission_timeout)
             grade.grade_batch([submission], out, jobs=1, limits=limits,
-                              visibility_hidden=hidden_visibility, site_url=site_url)
+                              visibility_hidden=hidden_visibility, site_url=site_url,
+                              plan_path=PLAN_FILE, class_files=False)
             text = (out / "results" / "submission.json").read_text("utf-8")
         except Exception as exc:  # noqa: BLE001 - a fault of the grader, not the submission
             import traceback
@@ -166,6 +171,23 @@ def run(root: Path, *, hidden_visibility: str = "after_published", call_timeout:
     return 0
 
 
+def prepare(path: Path = PLAN_FILE) -> int:
+    """Record the plan every run replays (setup.sh, once per image); 0, or 1 if it failed,
+    in which case each submission is graded call by call: the same grades, more slowly."""
+    from autograder.grading import plan_file
+
+    t0 = time.monotonic()
+    try:
+        plans = plan_file.record(path)
+    except Exception as exc:  # noqa: BLE001 - the image still grades, only slower
+        print(f"no grading plan ({type(exc).__name__}: {exc}): each submission will be graded "
+              "call by call, with the same grades, more slowly", file=sys.stderr)
+        return 1
+    print(f"grading plan: {len(plans)} topics recorded in {time.monotonic() - t0:.0f} s "
+          f"({path.stat().st_size / 2**20:.1f} MiB)")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """``python -m autograder.exports.gradescope run …`` (what run_autograder calls); exit code."""
     p = argparse.ArgumentParser(prog="python -m autograder.exports.gradescope")
@@ -176,7 +198,11 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--call-timeout", type=float, default=10.0)
     r.add_argument("--submission-timeout", type=float, default=120.0)
     r.add_argument("--site-url", default="", help="the lesson site ('' = none)")
+    sub.add_parser("prepare", help="record the grading plan once (setup.sh): each run then "
+                   "replays it instead of grading call by call")
     args = p.parse_args(argv)
+    if args.command == "prepare":
+        return prepare()
     return run(Path(args.root), hidden_visibility=args.hidden_visibility,
                call_timeout=args.call_timeout, submission_timeout=args.submission_timeout,
                site_url=catalogue.check_site_url(args.site_url))

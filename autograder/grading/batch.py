@@ -28,7 +28,7 @@ from autograder import catalogue
 from autograder.results import model
 from autograder.results.version import grader_version
 from autograder.results import writers as outputs
-from autograder.grading import plan
+from autograder.grading import plan, plan_file
 from autograder.results import report
 from autograder.grading import loop
 from autograder.grading import run as runner
@@ -186,22 +186,36 @@ def _init_slot(queue: mp.Queue, cfg: dict) -> None:
     index = queue.get()
     _slot = Slot(index, Limits(**cfg["limits"]), hide=cfg["hide"])
     atexit.register(_slot.close)
-    _slot_specs = _specs(cfg["hidden"])
     _public_slot = None
-    if any(s.visibility == "hidden" for specs in _slot_specs.values() for s in specs):
-        # A second zygote for the public tests (see grade_loaded); both start side by side.
+    if cfg["hidden"] and runner.has_hidden_suites():
+        # A second zygote for the public tests (see grade_loaded).
         _public_slot = Slot(index, Limits(**cfg["limits"]), hide=cfg["hide"])
         atexit.register(_public_slot.close)
-        starting = threading.Thread(target=_public_slot.start)
-        starting.start()
-        _slot.start()
-        starting.join()
+    # The zygotes start while this process imports the suites (seconds each: torch); one that
+    # fails to start here starts, or says why, at its first request.
+    starting = [threading.Thread(target=_start_quietly, args=(s,), daemon=True)
+                for s in (_slot, _public_slot) if s is not None]
+    for t in starting:
+        t.start()
+    _slot_specs = _specs(cfg["hidden"])
+    for t in starting:
+        t.join()
     _slot_plans = None
+    if cfg.get("plan_path"):
+        _slot_plans = plan_file.load(Path(cfg["plan_path"]), hidden=cfg["hidden"])
+        if _slot_plans is not None:
+            plan.preload(_public_slot or _slot, _slot_plans)
+            return
     if cfg["plan"]:
         sources = {t: src for t, src in plan.reference_sources().items()
                    if t in cfg["plan_topics"]}
         _slot_plans = (plan.record(_slot, _slot_specs, sources, _public_slot)
                        if sources else None)
+
+
+def _start_quietly(slot: Slot) -> None:
+    with contextlib.suppress(Exception):  # raised again, with its reason, at the first request
+        slot.start()
 
 
 def _init_pool_slot(queue: mp.Queue, cfg: dict) -> None:
@@ -243,7 +257,9 @@ def _grade_path(path: str) -> model.Result:
 def grade_batch(paths: list[Path], out: Path, *, jobs: int = 1, limits: Limits | None = None,
                 hidden: bool = True, visibility_hidden: str = "after_published",
                 progress: Callable[[model.Result], None] | None = None,
-                plan_batches: bool = True, site_url: str | None = None) -> list[model.Result]:
+                plan_batches: bool = True, site_url: str | None = None,
+                plan_path: Path | None = None,
+                class_files: bool = True) -> list[model.Result]:
     """Grade every submission into ``out``; returns summaries sorted by id.
 
     Feedback links each failed test's lesson on ``site_url`` (the published lesson site), or
@@ -252,6 +268,9 @@ def grade_batch(paths: list[Path], out: Path, *, jobs: int = 1, limits: Limits |
     The instructor's own folders (the class, the output) are hidden from workers too. With
     ``PLAN_MIN`` submissions or more, each slot first records the plan of :mod:`autograder.grading.replay`
     (``plan_batches=False`` grades every call one at a time, as `course check` does).
+    ``plan_path``: a plan recorded earlier (:mod:`autograder.grading.plan_file`), replayed
+    whatever the batch's size where it is current (Gradescope's runs, one submission each).
+    ``class_files=False`` leaves out grades.csv and report.html (a class of one needs neither).
     """
     out.mkdir(parents=True, exist_ok=True)
     for sub in ("results", "feedback"):  # there even for an empty class, as the CLI says
@@ -264,7 +283,8 @@ def grade_batch(paths: list[Path], out: Path, *, jobs: int = 1, limits: Limits |
     try:
         with stop_signals(_grader_stop):
             summaries = _grade_all(paths, out, jobs, limits, hidden, visibility_hidden,
-                                   progress, plan_batches, version, loaded, site_url)
+                                   progress, plan_batches, version, loaded, site_url,
+                                   plan_path)
     except BaseException as exc:
         # After a stop signal, whatever broke on the way out (a slot it reached first breaks
         # the pool; a closed slot refuses to restart) is the stop's doing.
@@ -274,22 +294,24 @@ def grade_batch(paths: list[Path], out: Path, *, jobs: int = 1, limits: Limits |
             saved = _saved(out, paths, loaded, version, site_url)
         raise Interrupted(saved, len(paths), _signalled or signal.SIGINT) from None
     # Only once every submission is graded: a stopped batch writes no partial table.
-    outputs.write_grades_csv(out, [s.id for s in summaries])
-    report.write_report(out, [s.id for s in summaries])
+    if class_files:
+        outputs.write_grades_csv(out, [s.id for s in summaries])
+        report.write_report(out, [s.id for s in summaries])
     return sorted(summaries, key=lambda s: s.id)
 
 
 def _grade_all(paths: list[Path], out: Path, jobs: int, limits: Limits | None, hidden: bool,
                visibility_hidden: str, progress: Callable[[model.Result], None] | None,
                plan_batches: bool, version: str, loaded: dict[Path, _Handed],
-               site_url: str | None) -> list[model.Result]:
+               site_url: str | None, plan_path: Path | None = None) -> list[model.Result]:
     """:func:`grade_batch`'s grading, without its outputs for the whole batch: the summaries
     in the order they finished. Fills ``loaded`` (path -> id and hash) as it reads them."""
     global _local_slots
     hide = sorted({str(out.resolve()), *(str(p.resolve().parent) for p in paths)})
     cfg = {"out": str(out), "limits": (limits or Limits()).to_json(), "hide": hide,
            "hidden": hidden, "version": version,
-           "visibility": visibility_hidden, "site_url": site_url}
+           "visibility": visibility_hidden, "site_url": site_url,
+           "plan_path": str(plan_path) if plan_path else None}
     summaries: list[model.Result] = []
     # Whether to plan depends on the whole batch, resumed ones included: a resumed run must
     # write what an uninterrupted one would have.

@@ -77,7 +77,20 @@ class MemoReference:
         self._impure: set[str] = set()
         self.frozen = False
 
+    def __getstate__(self) -> dict[str, Any]:
+        # Kept in a plan file (autograder.grading.plan_file): the results, not the module,
+        # which is loaded again by its topic's name.
+        return {"topic": self._module.__name__.rsplit(".", 1)[-1], "cache": self._cache,
+                "impure": self._impure, "frozen": self.frozen}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self._module = runner.reference(state["topic"])
+        self._cache, self._impure = state["cache"], state["impure"]
+        self._wrapped, self.frozen = {}, state["frozen"]
+
     def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") or "_module" not in self.__dict__:
+            raise AttributeError(name)  # dunder lookups (copy, pickle) and a half-built memo
         attr = getattr(self._module, name)
         if not (inspect.isfunction(attr) and attr.__module__ == self._module.__name__):
             return attr
@@ -180,15 +193,22 @@ def record(slot: Slot, specs: dict[str, list[runner.TestSpec]], sources: dict[st
                     plans.setdefault(topic, {})[phase] = plan
     finally:
         session.close()
-    # The public tests' zygote holds their requests decoded; every worker inherits them.
-    # Hidden requests are never preloaded: a worker that runs student code holds no hidden
-    # input before a test asks (an import-time error could quote them all into a topic's
-    # note, which the student sees at once: test_hidden_text.py). They travel as frames when
-    # their topic's hidden tests run.
+    preload(public_slot or slot, plans)
+    return plans
+
+
+def preload(slot: Slot, plans: dict[str, dict[str, TopicPlan]]) -> None:
+    """Have ``slot``'s zygote hold the public plans' requests decoded (:meth:`Slot.preload`).
+
+    The public tests' zygote holds their requests decoded; every worker inherits them.
+    Hidden requests are never preloaded: a worker that runs student code holds no hidden
+    input before a test asks (an import-time error could quote them all into a topic's
+    note, which the student sees at once: test_hidden_text.py). They travel as frames when
+    their topic's hidden tests run.
+    """
     public = {p.key: p.calls for phases in plans.values() for p in phases.values()
               if p.phase == "public"}
-    (public_slot or slot).preload(public)
-    return plans
+    slot.preload(public)
 
 
 def _record_topic(session: Session, topic: str, specs: list[runner.TestSpec],

@@ -68,6 +68,16 @@ def _suite_module(kind: str, topic: str) -> ModuleType | None:
         raise
 
 
+def has_hidden_suites() -> bool:
+    """Whether any topic has a hidden suite here (none in a student release), without
+    importing one."""
+    try:
+        return any(importlib.util.find_spec(f"autograder.suites.hidden.{t}") is not None
+                   for t in catalogue.topic_modules())
+    except ModuleNotFoundError:
+        return False  # no hidden package at all
+
+
 def suite_visibility(module: ModuleType) -> str:
     """``"hidden"`` for a module of ``autograder.suites.hidden``, else ``"public"``: the one place
     that decides whether a test is hidden (its messages then show no inputs or values)."""

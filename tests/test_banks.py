@@ -1,31 +1,36 @@
 """Wrong implementations lose points in their own function's tests; correct ones get full marks.
 
 This is what makes the hidden suites trustworthy (issue: "catch real mistakes and only mistakes").
-Each variant is graded call by call (as `course check`), and its verdicts must be the stored
-ones (tests/golden). Graded again with the batch plan (as `course grade`), every test must give
-the same verdict and message. `make test` runs both for every variant; the quick run, a sample
-(QUICK_SAMPLE, PLAN_SAMPLE).
+Each variant is graded as `course grade` grades a class (the batch plan), and its verdicts must
+be the stored ones (tests/golden/banks.json, made call by call as `course check` grades). A
+sample is also graded call by call in the same run, and there every test must give the same
+verdict and message with and without the plan: the plan is a shortcut, never a judge.
+
+Costs (docs/design/measured-facts.md, "The test suite's time"): a variant graded call by call
+takes about 3 s of the grader's time (Hypothesis drawing inputs), with the plan about 0.5 s.
+`make test` grades every variant with the plan and one in LIVE_SAMPLE call by call too; the
+quick run, one in QUICK_SAMPLE and one in PLAN_SAMPLE.
 """
 
 from __future__ import annotations
-
 
 import pytest
 
 from tests import banks, golden
 from tests.helpers import grade_sources, with_replacement
 
-
 GOLDEN = golden.load(golden.BANKS)
-#: `make test` grades every variant; the quick run (`make test-quick`, ≤ 5 minutes on 2 cores)
-#: grades one in QUICK_SAMPLE (every topic, wrong and correct, is still met) and checks the plan
-#: of one in PLAN_SAMPLE. The rest are marked slow. Sampled by the variant's place in
-#: banks.all_variants(), so a variant's two tests are in or out of the quick run together.
+#: `make test` grades every variant with the plan, and one in LIVE_SAMPLE call by call as
+#: well; the quick run (`make test-quick`, ≤ 5 minutes on 2 cores) grades one in QUICK_SAMPLE
+#: (every topic, wrong and correct, is still met) and compares one in PLAN_SAMPLE. The rest are
+#: marked slow. Sampled by the variant's place in banks.all_variants(), so a variant's tests are
+#: in or out of a run together.
 QUICK_SAMPLE = 5
+LIVE_SAMPLE = 4
 PLAN_SAMPLE = 20
-#: key -> its call-by-call results, so that the plan check of a variant graded earlier in this
-#: process reuses them (`make test` groups a variant's two tests on one xdist worker).
-_LIVE: dict[str, dict] = {}
+#: key -> its results with the plan, so that a variant's tests grade it once per process
+#: (`make test` groups a variant's tests on one xdist worker).
+_PLANNED: dict[str, dict] = {}
 _PLACE = {key: i for i, (key, _, _) in enumerate(banks.all_variants())}
 
 
@@ -33,7 +38,10 @@ def _variants(kind: str | None) -> list:
     params = []
     for key, topic, v in banks.all_variants(kind):
         marks = [pytest.mark.xdist_group(key)]
-        if _PLACE[key] % (QUICK_SAMPLE if kind else PLAN_SAMPLE):
+        place = _PLACE[key]
+        if kind is None and place % LIVE_SAMPLE:
+            continue  # graded call by call in one variant in LIVE_SAMPLE only
+        if place % (QUICK_SAMPLE if kind else PLAN_SAMPLE):
             marks.append(pytest.mark.slow)
         params.append(pytest.param(key, topic, v, id=key.partition("-")[2] if kind else key,
                                    marks=marks))
@@ -46,20 +54,21 @@ def _verdict(result) -> tuple[bool, str]:
     return result.passed, golden.NUMBER.sub("#", result.message)
 
 
-def _live(slot, key: str, topic: str, code: str) -> dict:
-    """The variant graded call by call (as `course check` does), checked against its stored
-    fingerprint: byte for byte the verdicts tests/golden/banks.json holds."""
-    if key not in _LIVE:
-        live = grade_sources(slot, {topic: with_replacement(topic, code)}, [topic])
-        assert golden.matches(GOLDEN.get(key), golden.verdicts_digest(live)), (
+def _planned(slot, plans, key: str, topic: str, code: str) -> dict:
+    """The variant graded with the batch plan (as `course grade` grades a class), checked
+    against its stored fingerprint: the verdicts tests/golden/banks.json holds (numbers aside,
+    as in _verdict), which were made call by call."""
+    if key not in _PLANNED:
+        got = grade_sources(slot, {topic: with_replacement(topic, code)}, [topic], plans=plans)
+        assert golden.matches(GOLDEN.get(key), golden.verdicts_digest(got)), (
             f"{key}: verdicts differ from tests/golden/banks.json (regenerate it if meant)")
-        _LIVE[key] = live
-    return _LIVE[key]
+        _PLANNED[key] = got
+    return _PLANNED[key]
 
 
 @pytest.mark.parametrize(("key", "topic", "variant"), _variants("wrong"))
-def test_wrong_implementation_loses_points_in_its_own_tests(slot, key, topic, variant):
-    results = _live(slot, key, topic, variant.code)
+def test_wrong_implementation_loses_points_in_its_own_tests(slot, plans, key, topic, variant):
+    results = _planned(slot, plans, key, topic, variant.code)
     own = [r for r in results.values() if r.spec.exercise == variant.function]
     assert own, f"no tests for {topic}.{variant.function}"
     assert any(not r.passed for r in own), (
@@ -72,19 +81,18 @@ def test_wrong_implementation_loses_points_in_its_own_tests(slot, key, topic, va
 
 
 @pytest.mark.parametrize(("key", "topic", "variant"), _variants("correct"))
-def test_correct_alternative_gets_full_marks(slot, key, topic, variant):
-    results = _live(slot, key, topic, variant.code)
+def test_correct_alternative_gets_full_marks(slot, plans, key, topic, variant):
+    results = _planned(slot, plans, key, topic, variant.code)
     failed = {n: r.message for n, r in results.items() if not r.passed and not r.spec.gpu}
     assert not failed, f"{variant.why}: a correct {variant.function} failed: {failed}"
 
 
 @pytest.mark.parametrize(("key", "topic", "variant"), _variants(None))
 def test_the_plan_gives_the_same_verdicts(slot, plans, key, topic, variant):
-    """Graded as a batch grades (the recorded plan), every test's verdict and message are the
-    call-by-call ones (numbers aside, see _verdict)."""
-    live = _live(slot, key, topic, variant.code)
-    planned = grade_sources(slot, {topic: with_replacement(topic, variant.code)}, [topic],
-                            plans=plans)
+    """Graded call by call (as `course check` grades), every test's verdict and message are
+    the ones the recorded plan gave (numbers aside, see _verdict)."""
+    planned = _planned(slot, plans, key, topic, variant.code)
+    live = grade_sources(slot, {topic: with_replacement(topic, variant.code)}, [topic])
     verdicts = {n: _verdict(r) for n, r in live.items()}
     changed = [(n, verdicts.get(n), _verdict(r)) for n, r in planned.items()
                if _verdict(r) != verdicts.get(n)]

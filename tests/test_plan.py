@@ -1,7 +1,7 @@
 """The batch plan (autograder.grading.replay) and the pipelined calls it rests on.
 
 A plan must never change a verdict: tests/test_banks.py grades every wrong and correct variant
-both ways and compares; here are the pipeline's own limits (each failure blamed on the call that
+with the plan against verdicts stored from call-by-call gradings, and a sample both ways; here are the pipeline's own limits (each failure blamed on the call that
 failed), the fast path, and a whole batch graded both ways.
 """
 

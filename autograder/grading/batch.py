@@ -214,8 +214,12 @@ def _init_slot(queue: mp.Queue, cfg: dict) -> None:
 
 
 def _start_quietly(slot: Slot) -> None:
+    """Start ``slot``'s zygote and have it warm up (:meth:`Slot.warm_up`) while this process
+    imports the suites: a batch's slot would warm up at its plan or second fork anyway, and a
+    run of one submission (Gradescope's) has nothing else to do meanwhile."""
     with contextlib.suppress(Exception):  # raised again, with its reason, at the first request
         slot.start()
+        slot.warm_up()
 
 
 def _init_pool_slot(queue: mp.Queue, cfg: dict) -> None:

@@ -266,6 +266,13 @@ class Slot:
         """How worker ``pid`` ended, waiting up to ``wait`` seconds ("killed by signal 9 …")."""
         return self._command({"op": "reap", "pid": pid, "wait": wait})["status"]
 
+    def warm_up(self) -> None:
+        """Have the zygote pay torch's lazy imports and first-op costs now, without waiting for
+        it (its reply is read before the next command's): it would otherwise do so just before
+        its second fork, inside a submission's grading. For a zygote whose first work is later
+        (the hidden tests', while the public tests run in another)."""
+        self._command({"op": "warm"}, wait=False)
+
     def killall(self) -> None:
         """Kill every stray process of the slot (its uid's, and the zygote's adopted ones)."""
         # Also without a slot uid: the zygote then kills every stray child it has adopted

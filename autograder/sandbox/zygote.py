@@ -274,6 +274,11 @@ def main() -> None:
             if not warm:  # part of the batch's set-up, not of its first submission
                 _warm_up()
                 warm = True
+        elif cmd["op"] == "warm":  # Slot.warm_up: the grader has other work meanwhile
+            if not warm:
+                _warm_up()
+                warm = True
+            reply = {"warm": True}
         elif cmd["op"] == "exit":
             _kill_strays()
             return

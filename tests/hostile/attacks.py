@@ -1266,8 +1266,10 @@ while _stack and FOUND is None:
 if FOUND:
     exec(FOUND, globals())
 ''')}, root_only=NEEDS_BWRAP),
+    # Bytes and inodes are two submissions: together one import took 0.5 s idle but over the
+    # battery's 4 s when the hostile class is graded twice at once on 2 cores (seen twice).
     Attack("fill_the_disk", "writes 1 MiB files into TMPDIR until refused, a few into /tmp, "
-           "/var/tmp and /dev/shm, then empty files until refused (inodes)",
+           "/var/tmp and /dev/shm",
            files={"ex01_vectors.py": ex01('''
 import os, tempfile
 _block = b"x" * 2**20
@@ -1280,6 +1282,10 @@ for _folder, _most in ((tempfile.gettempdir(), 400), ("/tmp", 8), ("/var/tmp", 8
                 _f.write(_block)
         except OSError:
             break
+''')}, root_only=NEEDS_ROOT_FS),
+    Attack("fill_the_inodes", "creates empty files in /var/tmp until refused (its inode cap)",
+           files={"ex01_vectors.py": ex01('''
+import os
 for _i in range(30000):
     try:
         open(os.path.join("/var/tmp", f"e{_i}"), "w").close()

@@ -6,8 +6,9 @@
 # root (chroot with /proc, /sys, /dev bound), then grades three submissions with
 # /autograder/run_autograder as Gradescope would: complete (the solutions), partial (topic 1
 # solved, the rest generated stubs) and hostile (a topic-1 file that tries, at import, to read the
-# instructor's files and to write outside its sandbox). Checks each results.json, prints the
-# seconds from run_autograder's start to results.json, and a summary table last. Exit 0 only if
+# instructor's files and the grading plan setup.sh recorded, and to write outside its sandbox).
+# Checks each results.json, prints the seconds from run_autograder's start to results.json, and
+# a summary table last. Exit 0 only if
 # every check passes. Needs root and the network (Debian's mirror, PyPI: ~600 MB the first time;
 # apt's and pip's downloads are cached under build/gradescope-root/cache/ for reruns).
 #
@@ -224,6 +225,7 @@ targets = ["/autograder/results/results.json", "/autograder/results/hostile.txt"
            "/tmp/hostile.txt"]
 secrets = [f"/autograder/source/solutions/{first.filename}",
            f"/autograder/source/autograder/suites/hidden/{first.filename}"]
+plan = "/autograder/source/autograder/suites/.gradescope-plan.pickle"
 hostile = stub_source(first.module) + f'''
 
 # ---- hostile part (scripts/gradescope_root_check.sh)
@@ -243,6 +245,17 @@ for _path in {targets!r}:
         pass
 if {secrets[0]!r} in _STOLEN:
     exec(compile(_STOLEN[{secrets[0]!r}], "stolen", "exec"), globals())
+# The grading plan setup.sh recorded (hidden inputs, and a pickle the grader loads): credit if
+# it can be read or appended to, as if its answers had been taken or its content replaced.
+for _mode in ("rb", "ab"):
+    try:
+        with open({plan!r}, _mode):
+            pass
+    except OSError:
+        continue
+    def dot(u, v):
+        import numpy as _np
+        return float(_np.dot(_np.asarray(u, dtype=float), _np.asarray(v, dtype=float)))
 '''
 (subs / "hostile").mkdir()
 (subs / "hostile" / first.filename).write_text(hostile, encoding="utf-8")

@@ -2,6 +2,6 @@
 
 import sys
 
-from autograder.cli.app import main
+from autograder.cli import main
 
 sys.exit(main())

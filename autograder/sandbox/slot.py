@@ -316,6 +316,9 @@ class Slot:
         """Stop the zygote (its strays with it), remove the temp root, free the slot number."""
         if self._proc is not None and self._proc.poll() is None:
             try:
+                while self._unread:  # a reply owed first (warm_up, clean_up_later): else the
+                    self._unread -= 1  # exit could reach the zygote with that command as one
+                    self._reply()
                 self._ctl.sendall(b'{"op": "exit"}')
                 self._proc.wait(5)
             except Exception:
@@ -362,5 +365,10 @@ class Slot:
     def __enter__(self) -> Slot:
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def __exit__(self, exc_type: type | None, *exc: object) -> None:
+        # Left by an exception (Ctrl-C in `course check` or `watch`), a command may be sent and
+        # its reply unread: hang up instead of sending one more (close_now).
+        if exc_type is None:
+            self.close()
+        else:
+            self.close_now()

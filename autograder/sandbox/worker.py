@@ -330,7 +330,10 @@ def child_main(fd: int, cmd: dict) -> None:
         Server(sock, sub_dir).serve()
         code = 0
     except BaseException:  # noqa: BLE001
-        traceback.print_exc()
+        # Before the output file is open this goes to the zygote's stderr (a terminal): stay
+        # quiet where the workdir is gone, i.e. the grader removed it while stopping (Ctrl-C).
+        if os.path.isdir(cmd.get("workdir", "")):
+            traceback.print_exc()
     os._exit(code)
 
 

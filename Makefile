@@ -9,7 +9,7 @@ TORCH  := torch==2.13.0
 # Triton pinned beside it (topic 8; the CPU build of torch does not bring it).
 TRITON := triton==3.9.0
 
-.PHONY: venv demo test test-quick docs serve stubs check clean
+.PHONY: venv demo test test-quick docs serve stubs check clean mutation
 
 venv: $(STAMP)
 
@@ -36,6 +36,10 @@ test: $(STAMP)
 # tests, and a sample of the bank variants (tests/test_banks.py: QUICK_SAMPLE, PLAN_SAMPLE).
 test-quick: $(STAMP)
 	$(PY) -m pytest -n auto --dist loadgroup -q -m "not slow and not browser" -x
+
+# The hidden suites' mutation score (bench/mutation.py; hours on 2 cores, not part of `make test`).
+mutation: $(STAMP)
+	$(PY) bench/mutation.py
 
 docs: $(STAMP)
 	bash scripts/setup_docs.sh

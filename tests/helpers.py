@@ -81,11 +81,19 @@ def course_env(**extra: str) -> dict[str, str]:
             **extra}
 
 
+#: Python that runs ``course`` (sys.argv: its arguments) as a terminal starts it. A shell's
+#: background job (`make test &`, a CI runner's) starts with SIGINT ignored and every child
+#: inherits that, so `course` would rightly keep ignoring Ctrl-C: a test that sends SIGINT
+#: must give the process Python's usual handler first (seen: `course watch` never stopped).
+RUN_COURSE = ("import signal; signal.signal(signal.SIGINT, signal.default_int_handler)\n"
+              "import runpy; runpy.run_module('autograder.cli', run_name='__main__')")
+
+
 def spawn(*args: str, cwd: Path = ROOT, env: dict | None = None,
           prelude: str = "") -> subprocess.Popen:
     """Start ``course ARGS`` in its own session (so that the whole of it can be killed);
     ``prelude`` is Python run in that process first (a test hook)."""
-    code = prelude + "\nimport runpy; runpy.run_module('autograder.cli', run_name='__main__')"
+    code = prelude + "\n" + RUN_COURSE
     return subprocess.Popen([sys.executable, "-c", code, *args], cwd=cwd,
                             env=env or course_env(), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)

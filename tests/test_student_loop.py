@@ -24,7 +24,7 @@ from autograder.cli import app as cli
 from autograder.grading import run as runner
 from autograder.authoring import stubs
 from autograder.student import reset as student
-from tests.helpers import ROOT, SOLUTIONS, stub_source, write_stubs
+from tests.helpers import RUN_COURSE, ROOT, SOLUTIONS, stub_source, write_stubs
 from tests.helpers import course
 
 TOPIC1 = "ex01_vectors.py"
@@ -252,7 +252,7 @@ class Watcher:
 
     def __init__(self, *args: str, cwd: Path, new_session: bool = False) -> None:
         # new_session: its own process group, to be sent a signal as a terminal sends Ctrl-C
-        self.proc = subprocess.Popen([sys.executable, "-m", "autograder.cli", "watch", *args],
+        self.proc = subprocess.Popen([sys.executable, "-c", RUN_COURSE, "watch", *args],
                                      cwd=cwd, env={**env(), "PYTHONFAULTHANDLER": "1"},
                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                      start_new_session=new_session)

@@ -1,6 +1,7 @@
 """Mutation testing of the graded suites: how many small bugs in ``solutions/`` do they catch?
 
-    python bench/mutation.py [--topics ex01_vectors,...] [--sample N] [--operators OPS]
+    python bench/mutation.py [--topics ex01_vectors,...] [--functions softmax,...] [--sample N]
+                             [--operators OPS]
                              [--equivalent bench/mutation_equivalent.toml] [--json OUT]
 
 Issue 16. Every mutant is one of cosmic-ray's mutations of a reference solution
@@ -395,6 +396,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="grade about N mutants per topic, every k-th in source order")
     ap.add_argument("--operators", default="",
                     help="comma-separated cosmic-ray operators, or starts of their names")
+    ap.add_argument("--functions", default="",
+                    help="comma-separated function names: only their mutants (default: all)")
     ap.add_argument("--equivalent", type=Path, default=EQUIVALENT_FILE)
     ap.add_argument("--json", type=Path, default=None, help="also write the results here")
     args = ap.parse_args(argv)
@@ -406,7 +409,8 @@ def main(argv: list[str] | None = None) -> int:
     except (KeyError, ValueError) as exc:
         ap.error(str(exc))
     t0 = time.monotonic()
-    verdicts, notes = run(topics, selection=selection,
+    functions = {f.strip() for f in args.functions.split(",") if f.strip()} or None
+    verdicts, notes = run(topics, selection=selection, functions=functions,
                           n=args.sample, equivalent_path=args.equivalent,
                           log=lambda s: print(s, file=sys.stderr, flush=True))
     print(render(verdicts, notes))

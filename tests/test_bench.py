@@ -32,3 +32,24 @@ def test_benchmark_runs_and_prints_its_table():
         assert "s0000_complete 12.00 / 12.00 (course grade 12.00)" in out
     else:
         assert "otter: not measured (run bench/setup_otter.sh)" in out
+
+
+def test_suite_profile_rows_cover_every_test_and_pass_on_the_reference(tmp_path):
+    """bench/suite_profile.py on one cheap topic: a row per graded test, the reference passing
+    each (a profile of failing tests would measure the wrong thing), calls counted."""
+    out = tmp_path / "profile.json"
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "suite_profile.py"), "--topics", "ex01_vectors",
+         "--top", "3", "--json", str(out)],
+        capture_output=True, text=True, timeout=300, cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    import json
+
+    from autograder.grading import run as runner
+
+    rows = json.loads(out.read_text())
+    assert sorted(r["name"] for r in rows) == sorted(s.name for s in runner.collect("ex01_vectors"))
+    assert all(r["passed"] for r in rows)
+    assert sum(r["calls"] for r in rows) > len(rows)  # every test calls the submission
+    assert "costliest 3 tests by student seconds:" in proc.stdout

@@ -1,0 +1,97 @@
+"""Where the graded suites spend their time: one row per test, the costliest first.
+
+    python bench/suite_profile.py [--topics ex01_vectors,...] [--top 30] [--json OUT]
+
+Issue 16 ("strength per second"). The reference solution of each topic is graded call by call
+(as `course check` grades) in one session, and for each test the profile records:
+  - ``seconds``: the test's wall time, trusted side included (reference maths, Hypothesis
+    drawing inputs, comparing);
+  - ``student``: of which, waiting for the worker's replies (the submission's calls; what the
+    batch plan pipelines and what the per-submission budget counts);
+  - ``calls``: requests sent to the worker.
+A test that is costly in ``seconds`` but not in ``student`` is costly on the trusted side (a
+class pays that once per plan, not per submission); one costly in ``student`` is what every
+submission pays. A benchmark, not a test: nothing here asserts a time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from autograder import catalogue  # noqa: E402
+
+
+def profile(topics: list[str]) -> list[dict]:
+    """One dict per graded test of ``topics`` (name, topic, exercise, visibility, passed,
+    seconds, student, calls), in the order the tests ran."""
+    from autograder.grading import run as runner
+    from autograder.sandbox.session import Session
+    from autograder.sandbox.slot import Slot
+
+    rows = []
+    with Slot(0) as slot:
+        for topic in topics:
+            source = (ROOT / "solutions" / f"{topic}.py").read_bytes()
+            specs = runner.collect(topic)
+            ref = runner.reference(topic)
+            session = Session(slot, {topic: source})
+            try:
+                session.load(topic)
+                for i in runner.phase_order(specs):
+                    spec = specs[i]
+                    waited, calls = session.student_seconds, session.live_calls
+                    result = runner.run_test(session, spec, ref)
+                    rows.append({"name": spec.name, "topic": topic, "exercise": spec.exercise,
+                                 "visibility": spec.visibility, "passed": result.passed,
+                                 "seconds": round(result.seconds, 4),
+                                 "student": round(session.student_seconds - waited, 4),
+                                 "calls": session.live_calls - calls})
+            finally:
+                session.close()
+    return rows
+
+
+def render(rows: list[dict], top: int) -> str:
+    """Per-topic totals, then the ``top`` costliest tests by student time."""
+    out = ["| topic | tests | seconds | student s | calls |", "|---|---|---|---|---|"]
+    for topic in dict.fromkeys(r["topic"] for r in rows):
+        mine = [r for r in rows if r["topic"] == topic]
+        out.append(f"| {topic} | {len(mine)} | {sum(r['seconds'] for r in mine):.2f} | "
+                   f"{sum(r['student'] for r in mine):.2f} | {sum(r['calls'] for r in mine)} |")
+    out.append(f"| all | {len(rows)} | {sum(r['seconds'] for r in rows):.2f} | "
+               f"{sum(r['student'] for r in rows):.2f} | {sum(r['calls'] for r in rows)} |")
+    out += ["", f"costliest {top} tests by student seconds:",
+            "| student s | seconds | calls | test |", "|---|---|---|---|"]
+    for r in sorted(rows, key=lambda r: -r["student"])[:top]:
+        flag = "" if r["passed"] else " (FAILED on the reference!)"
+        out.append(f"| {r['student']:.3f} | {r['seconds']:.3f} | {r['calls']} | "
+                   f"{r['name']}{flag} |")
+    return "\n".join(out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--topics", default=",".join(catalogue.topic_modules()))
+    ap.add_argument("--top", type=int, default=30)
+    ap.add_argument("--json", type=Path, default=None, help="also write every row here")
+    args = ap.parse_args(argv)
+    try:
+        topics = [catalogue.get_topic(t.strip()).module for t in args.topics.split(",")
+                  if t.strip()]
+    except KeyError as exc:
+        ap.error(str(exc))
+    rows = profile(topics)
+    print(render(rows, args.top))
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -106,6 +106,7 @@ def decoys():
     roots += [Path(sys.prefix) / "src" / tag, Path(sys.prefix) / tag, base / "bin" / tag,
               Path(sysconfig.get_paths()["stdlib"]) / "site-packages" / tag]
     files = []
+    roots = list(dict.fromkeys(roots))  # a checkout in /tmp itself: ROOT.parent is /tmp
     for r in roots:
         folder = r / "source" / "solutions"
         folder.mkdir(parents=True)

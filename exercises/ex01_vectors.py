@@ -36,7 +36,8 @@ def one_hot(ids: ArrayLike, vocab_size: int) -> np.ndarray:
         ids: token ids, shape ``(...)`` (any shape, a 0-d id included), any integer dtype.
             bool and float arrays are rejected even when their values are whole numbers. An
             empty Python list is read as an empty integer array.
-        vocab_size: ``V``, the number of tokens in the vocabulary (a Python or NumPy int >= 1).
+        vocab_size: ``V``, the number of tokens in the vocabulary (a Python or NumPy int >= 1;
+            a bool or a float such as ``3.0`` is refused).
 
     Returns:
         float64 array of shape ``(..., V)``: entry ``[..., j]`` is 1.0 where ``ids[...] == j``
@@ -70,7 +71,8 @@ def embedding_lookup(ids: ArrayLike, W_E: ArrayLike) -> np.ndarray:
 
     Args:
         ids: token ids, shape ``(...)`` (any shape), any integer dtype; same rules as
-            :func:`one_hot` (no bool, no float, every id in ``[0, V)``).
+            :func:`one_hot` (no bool, no float, every id in ``[0, V)``; an empty Python list
+            is an empty integer array).
         W_E: the embedding matrix, shape ``(V, d_model)``: row ``i`` is token ``i``'s vector.
             A float ``W_E`` keeps its dtype; an integer (or bool) one is promoted to float64.
 
@@ -176,7 +178,9 @@ def angle_between(u: ArrayLike, v: ArrayLike) -> float:
     (Kahan's formula). It equals ``arccos(cos θ)`` but stays accurate near 0° and 180°, where the
     arccos of a rounded cosine loses half its digits and, unclipped, can return NaN. The textbook
     ``np.degrees(np.arccos(np.clip(cos, -1, 1)))`` is accepted too: its error there (u vs -2u
-    gives 179.99999914…) is far inside the 1e-5° allowed.
+    gives 179.99999914…) is far inside the 1e-5° allowed. Either way, each vector is divided by
+    its largest ``|entry|`` before its norm is taken, so vectors with entries like 1e200 or
+    1e-200 do not overflow or underflow.
 
     Args:
         u: shape ``(d,)``, any real dtype, not all zeros.
@@ -255,9 +259,10 @@ def normalize_rows(X: ArrayLike, eps: float = 1e-12) -> np.ndarray:
         eps: floor for the row norm, >= 0 (unitless).
 
     Returns:
-        array of ``X``'s shape and float dtype. Zero rows stay zero (also with ``eps = 0``).
-        float16 is computed in float32 (``eps = 1e-12`` is 0 in float16) and returned as
-        float16. Norms are taken after dividing by the row's largest entry, so no row overflows.
+        array of ``X``'s shape and float dtype. Zero rows stay zero (also with ``eps = 0``); a
+        row holding a NaN comes back all NaN (it is not taken for a zero row). float16 is
+        computed in float32 (``eps = 1e-12`` is 0 in float16) and returned as float16. Norms are
+        taken after dividing by the row's largest entry, so no row overflows or underflows.
 
     Raises:
         ValueError: if ``X`` is 0-d; if ``eps`` is negative or NaN.

@@ -158,7 +158,8 @@ def is_positive_definite(A: np.ndarray) -> bool:
     has an exact zero pivot and fails).
 
     Args:
-        A: square matrix of shape ``(n, n)``, real (integers and any float dtype).
+        A: square matrix of shape ``(n, n)``, real: bool (True as 1), integers and any float
+            dtype; complex input is refused.
 
     Returns:
         A Python bool. Non-symmetric matrices and matrices with NaN or inf give False; so does

@@ -129,8 +129,8 @@ def project_qkv(
         with the dtype :func:`linear` gives.
 
     Raises:
-        ValueError: if a weight is not 2-D; if a weight's first axis differs from ``d_model``
-            (``X.shape[-1]``); if ``W_Q`` and ``W_K`` have different widths.
+        ValueError: if ``X`` is 0-d; if a weight is not 2-D; if a weight's first axis differs
+            from ``d_model`` (``X.shape[-1]``); if ``W_Q`` and ``W_K`` have different widths.
 
     Source:
         Lesson 02, "Why separate queries, keys and values"; Vaswani et al. 2017, §3.2.2.
@@ -302,7 +302,7 @@ def gelu(x: ArrayLike, approximate: str = "none") -> np.ndarray:
 
     Returns:
         array of ``x``'s shape and float dtype (a 0-d array for a scalar input). ``gelu(-inf)``
-        is 0, the limit, not NaN.
+        is 0, the limit, not NaN; ``gelu(inf)`` is inf and a NaN stays NaN.
 
     Raises:
         ValueError: if ``approximate`` is neither ``"none"`` nor ``"tanh"``.

@@ -251,8 +251,9 @@ def online_softmax(z: ArrayLike, block_size: int) -> np.ndarray:
         accumulated in float64.
 
     Raises:
-        ValueError: if ``z`` is not 1-D; if ``block_size`` is not an integer >= 1 (a float
-            such as ``2.0`` and a bool are rejected).
+        ValueError: if ``z`` is not 1-D (the message names its shape); if ``block_size`` is
+            not an integer >= 1 (a float such as ``2.0`` and a bool are rejected; the message
+            names the value).
 
     Source:
         Milakov & Gimelshein 2018, "Online normalizer calculation for softmax", Algorithm 3;
@@ -314,12 +315,14 @@ def online_attention(q: ArrayLike, K: ArrayLike, V: ArrayLike, block_size: int) 
     Returns:
         array of shape ``(d_v,)``; dtype is the promotion of the inputs' float dtypes (integers
         promoted to float64; float16 computed in float32 and returned as float16). ``n = 0``
-        (no keys) gives zeros.
+        (no keys) gives zeros. A score ``q·k/√d`` that overflows to ``-inf`` gives its key
+        weight 0, like a masked key, even when a whole block holds nothing else.
 
     Raises:
         ValueError: if ``q`` is not 1-D, ``K`` or ``V`` not 2-D, ``K.shape[1] != d``,
             ``K.shape[0] != V.shape[0]`` or ``d = 0`` (the message names all three shapes); if
-            ``block_size`` is not an integer >= 1.
+            ``block_size`` is not an integer >= 1 (a float such as ``2.0`` and a bool are
+            rejected; the message names the value).
 
     Source:
         Dao et al. 2022, "FlashAttention: Fast and Memory-Efficient Exact Attention with

@@ -43,8 +43,9 @@ def truncated_svd(W: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray, np.nda
         vectors themselves.
 
     Raises:
-        ValueError: if W is not 2-D, holds NaN or inf, or k is not an integer with
-            ``1 <= k <= min(m, n)``.
+        ValueError: if W is not 2-D (the message names its shape), holds NaN or inf, or k is
+            not an integer with ``1 <= k <= min(m, n)`` (a float such as ``2.0`` and a bool are
+            rejected).
 
     Source:
         Eckart & Young 1936, "The approximation of one matrix by another of lower rank";
@@ -141,8 +142,8 @@ def eckart_young_error(W: np.ndarray, k: int) -> float:
         1e±200 neither overflow nor underflow when squared.
 
     Raises:
-        ValueError: if W is not 2-D or not finite, or k is not an integer in
-            ``[1, min(m, n)]``.
+        ValueError: if W is not 2-D (the message names its shape) or not finite, or k is not
+            an integer in ``[1, min(m, n)]`` (a float such as ``2.0`` and a bool are rejected).
 
     Source:
         Eckart & Young 1936 (Mirsky 1960 for every unitarily invariant norm); lesson section
@@ -204,8 +205,8 @@ def rank_for_energy(S: np.ndarray, energy: float = 0.9) -> int:
         k as a Python int, ``1 <= k <= r``.
 
     Raises:
-        ValueError: if S is not 1-D, is empty, holds a negative, NaN or inf value, or if
-            energy is not in ``(0, 1]``.
+        ValueError: if S is not 1-D or is empty (the message names its shape), holds a
+            negative, NaN or inf value, or if energy is not in ``(0, 1]``.
 
     Source:
         Eckart & Young 1936 (the tail of σ² is the squared error of the rank-k approximation);
@@ -260,8 +261,8 @@ def power_iteration(
     entry (and σ1 multiplied back) so that tiny or huge matrices neither underflow nor overflow.
 
     Args:
-        W: matrix of shape ``(m, n)``, real and finite, square or not; integers are promoted to
-            float64. The iteration runs in float64.
+        W: matrix of shape ``(m, n)``, real and finite, square or not; integers (and bools)
+            are promoted to float64. The iteration runs in float64.
         n_iter: number of iterations, an integer >= 0 (0 returns the normalised random start).
         seed: seed of ``np.random.default_rng`` for the start vector, for reproducible output.
 
@@ -272,8 +273,9 @@ def power_iteration(
         A zero matrix gives ``sigma1 = 0.0`` with the unit vectors ``e_1`` of each side.
 
     Raises:
-        ValueError: if W is not 2-D, is empty, not real or not finite, or n_iter is not an
-            integer >= 0.
+        ValueError: if W is not 2-D or is empty (the message names its shape), not real (a
+            complex W is rejected) or not finite, or n_iter is not an integer >= 0 (a float
+            such as ``2.0`` and a bool are rejected).
 
     Source:
         Golub & Van Loan, Matrix Computations (2013), §8.2 (power method); lesson section
@@ -362,8 +364,9 @@ class LoRALinear(nn.Module):
                 multiplied by ``scaling = alpha / r``.
 
         Raises:
-            ValueError: if r is not an integer in ``[1, min(in_features, out_features)]``, or
-                alpha is not a finite real number.
+            ValueError: if r is not an integer in ``[1, min(in_features, out_features)]`` (a
+                float such as ``2.0`` and a bool are rejected), or alpha is not a finite real
+                number (``inf``, NaN, a bool or a string are rejected).
             TypeError: if base is not an ``nn.Linear`` (a wrong kind of object, not a bad
                 value).
 

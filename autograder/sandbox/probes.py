@@ -142,6 +142,33 @@ def library_calls(server: Any, module: str, name: str, watched: list, *args: Any
     return {"result": out, "calls": sorted(calls)}
 
 
+def peak_memory(server: Any, module: str, name: str, *args: Any, **kwargs: Any) -> dict:
+    """Run ``module.name(*args, **kwargs)`` under :mod:`tracemalloc`: the peak it allocated.
+
+    NumPy reports its array buffers to tracemalloc, so the peak counts every ndarray the call
+    held at once (and Python objects), beyond what was allocated before it started; the inputs,
+    already built, do not count. Memory that bypasses tracemalloc (torch tensors, C libraries'
+    scratch) is not seen: advisory, it can only under-report.
+
+    Returns:
+        ``{"result": <the call's value>, "peak_bytes": <int>}``.
+    """
+    import tracemalloc
+
+    was_tracing = tracemalloc.is_tracing()
+    if not was_tracing:
+        tracemalloc.start()
+    tracemalloc.reset_peak()
+    base = tracemalloc.get_traced_memory()[0]
+    try:
+        out = getattr(importlib.import_module(module), name)(*args, **kwargs)
+        peak = tracemalloc.get_traced_memory()[1] - base
+    finally:
+        if not was_tracing:
+            tracemalloc.stop()
+    return {"result": out, "peak_bytes": int(max(peak, 0))}
+
+
 #: The classes whose ``run`` every Triton kernel launch goes through (``kernel[grid](...)``
 #: calls ``run(*args, grid=grid, warmup=False)``; an autotuner's or a heuristic's launch ends
 #: in its kernel's ``run``): the interpreter's and the compiler's, Triton 3.9.

@@ -9,7 +9,10 @@ BANK: list[Variant] = [
             """
 import numpy as np
 def one_hot(ids, vocab_size):
-    ids = np.asarray(ids)
+    if type(vocab_size) is bool or not isinstance(vocab_size, (int, np.integer)) or vocab_size < 1:
+        raise ValueError(f"bad vocab_size {vocab_size!r}")
+    ids = np.asarray(ids) if isinstance(ids, np.ndarray) or np.size(ids) else np.zeros(
+        np.shape(ids), dtype=int)
     if ids.dtype.kind not in "iu":
         raise ValueError(f"bad ids dtype {ids.dtype}")
     if ids.size and (ids.min() < 0 or ids.max() >= vocab_size):
@@ -20,6 +23,12 @@ def one_hot(ids, vocab_size):
             """
 import numpy as np
 def one_hot(ids, vocab_size):
+    if not isinstance(vocab_size, (int, np.integer)) or isinstance(vocab_size, bool):
+        raise ValueError("vocab_size must be an int")
+    if vocab_size <= 0:
+        raise ValueError(f"vocab_size {vocab_size} < 1")
+    if isinstance(ids, list) and np.size(ids) == 0:
+        ids = np.asarray(ids, dtype=np.int64)
     ids = np.asarray(ids)
     if isinstance(ids.dtype.type(0), (bool, np.bool_)) or not np.issubdtype(ids.dtype, np.integer):
         raise ValueError("ids must have an integer dtype")
@@ -34,7 +43,10 @@ def one_hot(ids, vocab_size):
 import numpy as np
 def embedding_lookup(ids, W_E):
     W_E = np.asarray(W_E)
-    ids = np.asarray(ids)
+    if W_E.ndim != 2:
+        raise ValueError(f"W_E has shape {W_E.shape}, not (V, d)")
+    ids = np.asarray(ids) if isinstance(ids, np.ndarray) or np.size(ids) else np.zeros(
+        np.shape(ids), dtype=int)
     if ids.dtype.kind not in "iu":
         raise ValueError(f"ids dtype {ids.dtype}")
     if ids.size and (ids.min() < 0 or ids.max() >= len(W_E)):
@@ -48,8 +60,12 @@ def embedding_lookup(ids, W_E):
 import numpy as np
 def embedding_lookup(ids, W_E):
     W_E = np.asarray(W_E)
+    if W_E.ndim != 2:
+        raise ValueError(f"W_E must be 2-D, got {W_E.shape}")
     if W_E.dtype.kind not in "fc":
         W_E = W_E.astype(np.float64)
+    if isinstance(ids, list) and np.size(ids) == 0:
+        ids = np.asarray(ids, dtype=np.int64)
     ids = np.asarray(ids)
     if ids.dtype.kind not in "iu":
         raise ValueError(f"ids dtype {ids.dtype}")
@@ -79,16 +95,26 @@ def dot(u, v):
         raise ValueError(f"{u.shape} vs {v.shape}")
     return np.einsum("i,i->", u, v)
 """),
-    Variant("cosine_similarity", "the plain formula with np.linalg.norm and max(…, eps)",
+    Variant("cosine_similarity", "the plain formula u·v / max(‖u‖‖v‖, eps) on vectors first "
+            "divided by their largest entry (the scales multiplied back in)",
             """
 import numpy as np
 def cosine_similarity(u, v, eps=1e-8):
     u, v = np.asarray(u, dtype=np.float64), np.asarray(v, dtype=np.float64)
     if u.ndim != 1 or u.shape != v.shape:
         raise ValueError(f"shapes {u.shape} and {v.shape}")
-    return float(np.dot(u, v) / max(np.linalg.norm(u) * np.linalg.norm(v), eps))
+    if np.isnan(eps) or eps < 0:
+        raise ValueError(f"eps must be >= 0, got {eps}")
+    su, sv = np.abs(u).max(initial=0.0), np.abs(v).max(initial=0.0)
+    if su == 0 or sv == 0:
+        return 0.0
+    u, v = u / su, v / sv
+    den = np.linalg.norm(u) * np.linalg.norm(v)
+    if float(den * su) * float(sv) >= eps:
+        return float(np.clip(np.dot(u, v) / den, -1.0, 1.0))
+    return float(np.dot(u, v) * su * sv / eps)
 """),
-    Variant("cosine_similarity", "torch.nn.functional.cosine_similarity-style via sqrt of sums",
+    Variant("cosine_similarity", "math.hypot norms (no overflow or underflow) and min/max clamp",
             """
 import math
 import numpy as np
@@ -96,8 +122,14 @@ def cosine_similarity(u, v, eps=1e-8):
     u, v = np.asarray(u).astype(float), np.asarray(v).astype(float)
     if u.shape != v.shape or u.ndim != 1:
         raise ValueError("mismatch")
-    den = math.sqrt(float(np.sum(u * u))) * math.sqrt(float(np.sum(v * v)))
-    return float(np.sum(u * v)) / max(den, eps)
+    if math.isnan(eps) or eps < 0:
+        raise ValueError("negative eps")
+    nu, nv = math.hypot(*u), math.hypot(*v)
+    if nu == 0 or nv == 0:
+        return 0.0
+    if nu * nv >= eps:
+        return max(-1.0, min(1.0, float(np.dot(u / nu, v / nv))))
+    return float(np.dot(u, v)) / eps
 """),
     Variant("angle_between", "arccos of the clipped cosine (the textbook way)",
             """
@@ -106,9 +138,10 @@ def angle_between(u, v):
     u, v = np.asarray(u, dtype=np.float64), np.asarray(v, dtype=np.float64)
     if u.ndim != 1 or u.shape != v.shape:
         raise ValueError(f"shapes {u.shape} and {v.shape}")
-    nu, nv = np.linalg.norm(u), np.linalg.norm(v)
-    if nu == 0 or nv == 0:
+    if not u.any() or not v.any():
         raise ValueError("the angle with a zero vector is undefined")
+    u, v = u / np.abs(u).max(), v / np.abs(v).max()  # no overflow or underflow in the norms
+    nu, nv = np.linalg.norm(u), np.linalg.norm(v)
     return float(np.degrees(np.arccos(np.clip(np.dot(u, v) / (nu * nv), -1.0, 1.0))))
 """),
     Variant("angle_between", "atan2 of the cross-term norm and the dot product",
@@ -121,6 +154,7 @@ def angle_between(u, v):
         raise ValueError(f"shapes {u.shape} and {v.shape}")
     if not u.any() or not v.any():
         raise ValueError("zero vector")
+    u, v = u / np.abs(u).max(), v / np.abs(v).max()
     u = u / np.linalg.norm(u)
     v = v / np.linalg.norm(v)
     d = float(u @ v)
@@ -147,30 +181,43 @@ def pairwise_dot(A, B):
     A, B = np.asarray(A), np.asarray(B)
     if A.ndim != 2 or B.ndim != 2 or A.shape[1] != B.shape[1]:
         raise ValueError(f"A {A.shape}, B {B.shape}")
-    out = np.inner(A, B)
-    return out if out.dtype.kind == "f" else out.astype(np.float64)
+    A = A if A.dtype.kind == "f" else A.astype(np.float64)
+    B = B if B.dtype.kind == "f" else B.astype(np.float64)
+    return np.inner(A, B)
 """),
-    Variant("normalize_rows", "np.linalg.norm and np.maximum, with float16 upcast to float32",
+    Variant("normalize_rows", "np.linalg.norm and np.maximum on rows pre-divided by their largest "
+            "entry, with float16 upcast to float32",
             """
 import numpy as np
 def normalize_rows(X, eps=1e-12):
     X = np.asarray(X)
+    if X.ndim == 0 or not eps >= 0:
+        raise ValueError(f"need X with rows and eps >= 0, got shape {X.shape}, eps {eps}")
     dtype = X.dtype if X.dtype.kind == "f" else np.dtype(np.float64)
     Xc = X.astype(np.float32 if dtype == np.float16 else dtype)
-    norms = np.linalg.norm(Xc, axis=-1, keepdims=True)
-    return (Xc / np.maximum(norms, eps)).astype(dtype)
+    scale = np.abs(Xc).max(axis=-1, keepdims=True, initial=0)
+    scale[scale == 0] = 1
+    norms = np.maximum(scale * np.linalg.norm(Xc / scale, axis=-1, keepdims=True), eps)
+    norms[norms == 0] = 1  # zero rows (possible with eps = 0) stay zero
+    return (Xc / norms).astype(dtype)
 """),
-    Variant("normalize_rows", "a loop over rows with math.hypot-free sqrt",
+    Variant("normalize_rows", "a loop over the rows of X.reshape(-1, d) with math.hypot",
             """
 import math
 import numpy as np
 def normalize_rows(X, eps=1e-12):
     X = np.asarray(X)
+    if X.ndim < 1:
+        raise ValueError("X is 0-d")
+    if math.isnan(eps) or eps < 0:
+        raise ValueError(f"eps {eps} < 0")
     dtype = X.dtype if X.dtype.kind == "f" else np.dtype(np.float64)
-    X64 = X.astype(np.float64)
-    out = np.zeros_like(X64)
-    for i, row in enumerate(X64):
-        out[i] = row / max(math.sqrt(float(row @ row)), eps)
-    return out.astype(dtype)
+    rows = X.astype(np.float64).reshape(int(np.prod(X.shape[:-1])), X.shape[-1])
+    out = np.zeros_like(rows)
+    for i, row in enumerate(rows):
+        norm = max(math.hypot(*row), eps)
+        if norm != 0:  # a NaN row stays NaN
+            out[i] = row / norm
+    return out.reshape(X.shape).astype(dtype)
 """),
 ]

@@ -17,15 +17,20 @@ def linear(x, W, b=None):
         W = W.astype(float)
     out = np.einsum("...i,io->...o", x, W)
     if b is not None:
-        out = out + np.asarray(b, dtype=out.dtype)
+        b = np.asarray(b)
+        if b.shape != W.shape[1:]:
+            raise ValueError(f"bias {b.shape} for W {W.shape}")
+        out = out + b.astype(out.dtype)
     return out
 """),
     Variant("linear", "np.tensordot over the last axis of x", """
 import numpy as np
 def linear(x, W, b=None):
     x, W = np.asarray(x), np.asarray(W)
-    if x.shape[-1:] != W.shape[:1]:
+    if W.ndim != 2 or x.shape[-1:] != W.shape[:1]:
         raise ValueError(f"x {x.shape} vs W {W.shape}")
+    if b is not None and np.shape(b) != (W.shape[1],):
+        raise ValueError(f"b {np.shape(b)} vs W {W.shape}")
     dt = np.result_type(x.dtype, W.dtype, np.float16 if x.dtype.kind == "f" else np.float64)
     if x.dtype.kind != "f" or W.dtype.kind != "f":
         dt = np.result_type(dt, np.float64)
@@ -37,6 +42,8 @@ import numpy as np
 def project_qkv(X, W_Q, W_K, W_V):
     X = np.asarray(X)
     Ws = [np.asarray(W) for W in (W_Q, W_K, W_V)]
+    if X.ndim == 0 or any(W.ndim != 2 for W in Ws):
+        raise ValueError(f"X {X.shape} and weights {[W.shape for W in Ws]} must be (..., d), 2-D")
     if Ws[0].shape[1] != Ws[1].shape[1]:
         raise ValueError(f"d_k differs: {Ws[0].shape} vs {Ws[1].shape}")
     if any(W.shape[0] != X.shape[-1] for W in Ws):
@@ -53,26 +60,48 @@ def attention_scores(Q, K, scale=None):
     Q, K = np.asarray(Q), np.asarray(K)
     if Q.ndim < 2 or K.ndim < 2 or Q.shape[-1] != K.shape[-1]:
         raise ValueError(f"Q {Q.shape}, K {K.shape}")
+    try:
+        np.broadcast_shapes(Q.shape[:-2], K.shape[:-2])
+    except ValueError:
+        raise ValueError(f"batch axes of Q {Q.shape}, K {K.shape} differ") from None
+    if scale is None and Q.shape[-1] == 0:
+        raise ValueError("d_k = 0")
+    if scale is not None and not math.isfinite(scale):
+        raise ValueError(f"scale {scale}")
     if Q.dtype.kind in "iub":
         Q = Q.astype(np.float64)
     if K.dtype.kind in "iub":
         K = K.astype(np.float64)
+    dt = np.result_type(Q, K)
     if scale is None:
         scale = 1.0 / math.sqrt(Q.shape[-1])
-    return np.einsum("...qd,...kd->...qk", Q, K) * np.asarray(scale, dtype=Q.dtype)
+    work = np.float32 if dt == np.float16 else dt
+    out = np.einsum("...qd,...kd->...qk", Q.astype(work), K.astype(work))
+    return (out * np.asarray(scale, dtype=work)).astype(dt)
 """),
     Variant("attention_scores", "scales Q first, then Q @ K.swapaxes", """
 import numpy as np
 def attention_scores(Q, K, scale=None):
     Q, K = np.asarray(Q), np.asarray(K)
-    if Q.shape[-1] != K.shape[-1]:
+    if min(Q.ndim, K.ndim) < 2 or Q.shape[-1] != K.shape[-1]:
         raise ValueError(f"d_k mismatch: Q {Q.shape}, K {K.shape}")
+    for a, b in zip(Q.shape[-3::-1], K.shape[-3::-1]):  # batch axes, from the right
+        if a != b and 1 not in (a, b):
+            raise ValueError(f"Q {Q.shape} and K {K.shape}: batch axes do not broadcast")
+    if scale is None and Q.shape[-1] == 0:
+        raise ValueError(f"no default scale for d_k = 0 (Q {Q.shape})")
+    if scale is not None and not np.isfinite(scale):
+        raise ValueError(f"scale must be finite, got {scale}")
     if Q.dtype.kind != "f":
         Q = Q.astype(float)
     if K.dtype.kind != "f":
         K = K.astype(float)
+    half = np.result_type(Q, K) == np.float16
+    if half:
+        Q, K = Q.astype(np.float32), K.astype(np.float32)
     s = Q.dtype.type(Q.shape[-1] ** -0.5 if scale is None else scale)
-    return (Q * s) @ K.swapaxes(-1, -2)
+    out = (Q * s) @ K.swapaxes(-1, -2)
+    return out.astype(np.float16) if half else out
 """),
     Variant("compose", "functools.reduce(np.matmul) left to right", """
 import numpy as np
@@ -81,6 +110,8 @@ def compose(*Ws):
     if len(Ws) == 0:
         raise ValueError("compose() needs at least one matrix")
     Ws = [np.asarray(W) for W in Ws]
+    if any(W.ndim != 2 for W in Ws):
+        raise ValueError(f"matrices must be 2-D, got {[W.shape for W in Ws]}")
     Ws = [W if W.dtype.kind == "f" else W.astype(np.float64) for W in Ws]
     for A, B in zip(Ws, Ws[1:]):
         if A.shape[1] != B.shape[0]:
@@ -93,6 +124,9 @@ def compose(*Ws):
     if not Ws:
         raise ValueError("nothing to compose")
     Ws = [np.asarray(W) for W in Ws]
+    for W in Ws:
+        if W.ndim != 2:
+            raise ValueError(f"not a matrix: shape {W.shape}")
     Ws = [W if W.dtype.kind == "f" else W.astype(np.float64) for W in Ws]
     for A, B in zip(Ws, Ws[1:]):
         if A.shape[1] != B.shape[0]:
@@ -102,21 +136,24 @@ def compose(*Ws):
         out = W @ out
     return out
 """),
-    Variant("gelu", "erf from math.erf through np.vectorize, computed in the input dtype", """
+    Variant("gelu", "erf from math.erf through np.vectorize, computed in the input dtype "
+            "(float16 in float32), the -inf limit set by hand", """
 import math
 import numpy as np
 _erf = np.vectorize(math.erf, otypes=[np.float64])
 def gelu(x, approximate="none"):
+    if approximate not in ("none", "tanh"):
+        raise ValueError(f"unknown approximate={approximate!r}")
+    x = np.asarray(x)
+    dt = x.dtype if x.dtype.kind == "f" else np.dtype(np.float64)
+    x = x.astype(np.promote_types(dt, np.float32))
     if approximate == "none":
-        x = np.asarray(x)
-        x = x if x.dtype.kind == "f" else x.astype(np.float64)
-        return (0.5 * x * (1.0 + _erf(x / math.sqrt(2.0)))).astype(x.dtype)
-    if approximate == "tanh":
-        x = np.asarray(x)
-        x = x if x.dtype.kind == "f" else x.astype(np.float64)
+        out = 0.5 * x * (1.0 + _erf(x / math.sqrt(2.0))).astype(x.dtype)
+    else:
         c = x.dtype.type(math.sqrt(2.0 / math.pi))
-        return 0.5 * x * (1.0 + np.tanh(c * (x + x.dtype.type(0.044715) * x ** 3)))
-    raise ValueError(f"unknown approximate={approximate!r}")
+        with np.errstate(over="ignore"):
+            out = 0.5 * x * (1.0 + np.tanh(c * (x + x.dtype.type(0.044715) * x ** 3)))
+    return np.where(np.isneginf(x), 0.0, out).astype(dt)
 """),
     Variant("gelu", "torch.nn.functional.gelu on a float64 tensor, cast back", """
 import numpy as np
@@ -127,7 +164,8 @@ def gelu(x, approximate="none"):
     x = np.asarray(x)
     dt = x.dtype if x.dtype.kind == "f" else np.dtype(np.float64)
     t = torch.from_numpy(np.array(x, dtype=np.float64))
-    return torch.nn.functional.gelu(t, approximate=approximate).numpy().astype(dt)
+    out = torch.nn.functional.gelu(t, approximate=approximate).numpy()
+    return np.where(np.isneginf(x), 0.0, out).astype(dt)  # torch gives NaN at -inf
 """),
     Variant("feed_forward", "written out with @ and an inline erf GELU", """
 import math
@@ -147,6 +185,9 @@ def feed_forward(X, W1, b1, W2, b2):
     Variant("transformer_matmuls", "out_proj listed beside the other projections (the course's "
             "literal order), plain ints", """
 def transformer_matmuls(d_model, n_heads, d_ff, vocab_size, seq_len):
+    for v in (d_model, n_heads, d_ff, vocab_size, seq_len):
+        if type(v) is bool or not isinstance(v, int) or v < 1:
+            raise ValueError(f"sizes must be ints >= 1, got {v!r}")
     if d_model % n_heads != 0:
         raise ValueError(f"{d_model} heads do not divide into {n_heads}")
     n, d, h, V = seq_len, d_model, n_heads, vocab_size

@@ -10,7 +10,8 @@ BANK: list[Variant] = [
 import math
 import numpy as np
 def softmax(z, axis=-1, temperature=1.0):
-    if not (math.isfinite(temperature) and temperature > 0):
+    if not (isinstance(temperature, (int, float, np.integer, np.floating))
+            and math.isfinite(temperature) and temperature > 0):
         raise ValueError(f"bad temperature {temperature}")
     z = np.asarray(z)
     out_dtype = z.dtype if np.issubdtype(z.dtype, np.floating) else np.float64
@@ -30,7 +31,10 @@ import math
 import numpy as np
 import torch
 def softmax(z, axis=-1, temperature=1.0):
-    T = float(temperature)
+    try:
+        T = float(temperature)
+    except TypeError:
+        raise ValueError(f"temperature must be a number, got {temperature!r}") from None
     if not math.isfinite(T) or T <= 0:
         raise ValueError("temperature must be a finite positive number")
     z = np.asarray(z)
@@ -103,9 +107,11 @@ def softmax_jacobian(p):
     Variant("online_softmax", "running state kept as NumPy scalars, -inf handled with where", """
 import numpy as np
 def online_softmax(z, block_size):
-    if int(block_size) != block_size or block_size < 1:
-        raise ValueError(f"block_size={block_size} must be >= 1")
+    if isinstance(block_size, (bool, float)) or int(block_size) != block_size or block_size < 1:
+        raise ValueError(f"block_size={block_size} must be an integer >= 1")
     z = np.asarray(z)
+    if z.ndim != 1:
+        raise ValueError(f"z must be 1-D, got shape {z.shape}")
     dt = z.dtype if z.dtype.kind == "f" else np.dtype(np.float64)
     x = z.astype(np.float32 if dt == np.float16 else dt)
     m = np.array(-np.inf)
@@ -125,10 +131,12 @@ def online_softmax(z, block_size):
 import math
 import numpy as np
 def online_attention(q, K, V, block_size):
-    if block_size < 1:
-        raise ValueError("block_size must be at least 1")
+    if not isinstance(block_size, (int, np.integer)) or isinstance(block_size, bool) \
+            or block_size < 1:
+        raise ValueError(f"block_size must be an integer >= 1, got {block_size!r}")
     q, K, V = np.asarray(q), np.asarray(K), np.asarray(V)
-    if q.ndim != 1 or K.ndim != 2 or V.ndim != 2 or K.shape != (V.shape[0], q.shape[0]):
+    if (q.ndim != 1 or K.ndim != 2 or V.ndim != 2 or q.size == 0
+            or K.shape != (V.shape[0], q.shape[0])):
         raise ValueError(f"q {q.shape}, K {K.shape}, V {V.shape}")
     dt = np.result_type(q, K, V)
     dt = dt if dt.kind == "f" else np.dtype(np.float64)
@@ -137,11 +145,15 @@ def online_attention(q, K, V, block_size):
     for i in range(0, K.shape[0], block_size):
         s = np.einsum("nd,d->n", K[i:i + block_size], q) / math.sqrt(q.size)
         m_new = max(m, s.max())
+        if m_new == -np.inf:
+            continue  # only scores that overflowed to -inf so far
         alpha = math.exp(m - m_new)
         w = np.exp(s - m_new)
         l = alpha * l + w.sum()
         acc = alpha * acc + np.einsum("n,nv->v", w, V[i:i + block_size])
         m = m_new
+    if l == 0:
+        return np.zeros(V.shape[1], dt)  # no keys
     return (acc / l).astype(dt)
 """),
 ]

@@ -43,7 +43,8 @@ def truncated_svd(W, k):
     Variant("truncated_svd", "torch.linalg.svd on a float64 tensor", """
 def truncated_svd(W, k):
     W = np.asarray(W)
-    if W.ndim != 2 or isinstance(k, bool) or not 1 <= k <= min(W.shape):
+    if (W.ndim != 2 or isinstance(k, bool) or not isinstance(k, (int, np.integer))
+            or not 1 <= k <= min(W.shape)):
         raise ValueError(f"need 1 <= k <= min(m, n) for W of shape {W.shape}, got {k}")
     dt = W.dtype if np.issubdtype(W.dtype, np.floating) else np.dtype(np.float64)
     U, S, Vh = torch.linalg.svd(torch.from_numpy(W.astype(np.float64)), full_matrices=False)
@@ -68,7 +69,8 @@ def low_rank_approx(W, k):
     Variant("eckart_young_error", "the Frobenius norm of the residual W − W_k (scaled)", """
 def eckart_young_error(W, k):
     W = np.asarray(W, dtype=np.float64)
-    if W.ndim != 2 or not 1 <= k <= min(W.shape):
+    if (W.ndim != 2 or isinstance(k, bool) or not isinstance(k, (int, np.integer))
+            or not 1 <= k <= min(W.shape)):
         raise ValueError(f"k={k} out of range for W of shape {W.shape}")
     peak = np.abs(W).max()
     if peak == 0:
@@ -81,8 +83,10 @@ def eckart_young_error(W, k):
     Variant("eckart_young_error", "np.linalg.norm of the dropped singular values, scaled", """
 def eckart_young_error(W, k):
     W = np.asarray(W)
-    if W.ndim != 2 or not 1 <= k <= min(W.shape):
-        raise ValueError(f"k must lie in [1, {min(W.shape)}], got {k}")
+    if W.ndim != 2:
+        raise ValueError(f"W must be 2-D, got shape {W.shape}")
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= min(W.shape):
+        raise ValueError(f"k must be an integer in [1, {min(W.shape)}], got {k!r}")
     S = np.linalg.svd(W.astype(np.float64), compute_uv=False)
     tail = S[k:]
     if tail.size == 0 or tail[0] == 0:
@@ -97,8 +101,12 @@ def rank_for_energy(S, energy=0.9):
         raise ValueError(f"S must be a non-empty 1-D array, got shape {s.shape}")
     if not (0 < energy <= 1):
         raise ValueError(f"energy must be in (0, 1], got {energy}")
+    if not np.isfinite(s).all() or (s < 0).any():
+        raise ValueError("S must hold finite, non-negative values")
     if s.max() == 0:
         return 1
+    if energy == 1:
+        return int(np.flatnonzero(s)[-1]) + 1  # every nonzero σ, however small its square
     c = np.cumsum((s / s.max()) ** 2)
     return min(int(np.searchsorted(c, energy * c[-1], side="left")) + 1, s.size)
 """),
@@ -106,12 +114,16 @@ def rank_for_energy(S, energy=0.9):
 def rank_for_energy(S, energy=0.9):
     s = [float(x) for x in np.asarray(S).ravel()]
     if np.asarray(S).ndim != 1 or not s:
-        raise ValueError("S must be a non-empty 1-D array")
+        raise ValueError(f"S must be a non-empty 1-D array, got shape {np.shape(S)}")
     if not 0.0 < energy <= 1.0:
         raise ValueError(f"energy {energy} not in (0, 1]")
+    if any(not np.isfinite(x) or x < 0 for x in s):
+        raise ValueError("S must hold finite, non-negative values")
     peak = max(s)
     if peak == 0:
         return 1
+    if energy == 1.0:
+        return max(i for i, x in enumerate(s) if x != 0) + 1
     sq = [(x / peak) ** 2 for x in s]
     total = sum(sq)
     run = 0.0
@@ -124,6 +136,12 @@ def rank_for_energy(S, energy=0.9):
     Variant("power_iteration", "iterate with the Gram matrix WᵀW formed once (scaled first)", """
 def power_iteration(W, n_iter=200, seed=0):
     A = np.asarray(W)
+    if A.ndim != 2 or A.size == 0:
+        raise ValueError(f"W must be a non-empty 2-D matrix, got shape {A.shape}")
+    if isinstance(n_iter, bool) or not isinstance(n_iter, (int, np.integer)) or n_iter < 0:
+        raise ValueError(f"n_iter must be an integer >= 0, got {n_iter!r}")
+    if A.dtype.kind not in "biuf" or not np.isfinite(A.astype(np.float64)).all():
+        raise ValueError(f"W must be real and finite, got dtype {A.dtype}")
     dt = A.dtype if np.issubdtype(A.dtype, np.floating) else np.dtype(np.float64)
     A = A.astype(np.float64)
     m, n = A.shape
@@ -145,7 +163,14 @@ def power_iteration(W, n_iter=200, seed=0):
 """),
     Variant("power_iteration", "torch tensors, iterating on the smaller Gram matrix, u first", """
 def power_iteration(W, n_iter=200, seed=0):
-    A0 = np.asarray(W)
+    A = np.asarray(W)
+    if A.ndim != 2 or A.size == 0:
+        raise ValueError(f"W must be a non-empty 2-D matrix, got shape {A.shape}")
+    if isinstance(n_iter, bool) or not isinstance(n_iter, (int, np.integer)) or n_iter < 0:
+        raise ValueError(f"n_iter must be an integer >= 0, got {n_iter!r}")
+    if A.dtype.kind not in "biuf" or not np.isfinite(A.astype(np.float64)).all():
+        raise ValueError(f"W must be real and finite, got dtype {A.dtype}")
+    A0 = A
     dt = A0.dtype if np.issubdtype(A0.dtype, np.floating) else np.dtype(np.float64)
     A = torch.from_numpy(A0.astype(np.float64))
     m, n = A.shape
@@ -178,6 +203,9 @@ class LoRALinear(nn.Module):
         lo, hi = 1, min(base.in_features, base.out_features)
         if isinstance(r, bool) or not isinstance(r, int) or not lo <= r <= hi:
             raise ValueError(f"rank {r} outside [{lo}, {hi}]")
+        if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) \
+                or not math.isfinite(alpha):
+            raise ValueError(f"alpha must be a finite real number, got {alpha!r}")
         self.base = copy.deepcopy(base).requires_grad_(False)
         self.r, self.alpha, self.scaling = r, alpha, alpha / r
         w = base.weight
@@ -187,6 +215,8 @@ class LoRALinear(nn.Module):
         nn.init.kaiming_uniform_(self.lora_A, a=math.sqrt(5))
 
     def forward(self, x):
+        if x.shape[-1] != self.base.in_features:
+            raise ValueError(f"x of shape {tuple(x.shape)} needs {self.base.in_features} features")
         delta = torch.nn.functional.linear(torch.nn.functional.linear(x, self.lora_A), self.lora_B)
         return self.base(x) + delta * self.scaling
 

@@ -8,12 +8,17 @@ BANK: list[Variant] = [
     Variant("rotation_matrix", "from the complex number e^{iθ}", """
 import numpy as np
 def rotation_matrix(theta):
+    if np.ndim(theta) != 0 or not np.isfinite(theta):
+        raise ValueError(f"theta must be a finite scalar, got {theta!r}")
     z = np.exp(1j * float(theta))
     return np.array([[z.real, -z.imag], [z.imag, z.real]])
 """),
-    Variant("rotation_matrix", "np.block of cos/sin with no input validation", """
+    Variant("rotation_matrix", "np.block of cos/sin, validation by np.isfinite on a 0-D array", """
 import numpy as np
 def rotation_matrix(theta):
+    t = np.asarray(theta, dtype=float)
+    if t.shape != () or not np.isfinite(t):
+        raise ValueError("rotation_matrix: theta must be one finite real number")
     c, s = np.cos(theta), np.sin(theta)
     return np.block([[c, -s], [s, c]]).astype(float).reshape(2, 2)
 """),
@@ -22,16 +27,25 @@ def rotation_matrix(theta):
             """
 import numpy as np
 def rope_angles(positions, rotary_dim, base=10000.0):
-    if rotary_dim % 2 != 0:
+    if np.ndim(positions) != 1:
+        raise ValueError(f"rope_angles: positions must be (n,), got {np.shape(positions)}")
+    if not isinstance(rotary_dim, int) or rotary_dim <= 0 or rotary_dim % 2 != 0:
         raise ValueError(f"rope_angles: rotary_dim must be even, got {rotary_dim}")
+    if not 0 < base < np.inf:
+        raise ValueError(f"rope_angles: base must be finite and > 0, got {base}")
     inv_freq = 1.0 / (base ** (np.arange(0, rotary_dim, 2, dtype=np.float64) / rotary_dim))
     return np.einsum("n,f->nf", np.asarray(positions, dtype=np.float64), inv_freq)
 """),
     Variant("rope_angles", "exp/log form of the frequencies", """
 import numpy as np
 def rope_angles(positions, rotary_dim, base=10000.0):
-    if rotary_dim % 2 == 1:
-        raise ValueError("odd rotary_dim: " + str(rotary_dim))
+    pos = np.asarray(positions)
+    if pos.ndim != 1:
+        raise ValueError(f"positions of shape {pos.shape} are not 1-D")
+    if type(rotary_dim) is not int or rotary_dim < 2 or rotary_dim % 2 == 1:
+        raise ValueError("bad rotary_dim: " + str(rotary_dim))
+    if not (np.isfinite(base) and base > 0):
+        raise ValueError("bad base: " + str(base))
     i = np.arange(rotary_dim // 2)
     freq = np.exp(-2.0 * i / rotary_dim * np.log(base))
     return np.asarray(positions, dtype=np.float64)[:, None] * freq[None, :]
@@ -40,6 +54,9 @@ def rope_angles(positions, rotary_dim, base=10000.0):
 import numpy as np
 def apply_rope(x, positions, rotary_dim=None, base=10000.0):
     x = np.asarray(x)
+    if x.ndim < 2 or np.shape(positions) != x.shape[-2:-1]:
+        raise ValueError(f"apply_rope: x {x.shape} needs (..., n, d), positions (n,), "
+                         f"got {np.shape(positions)}")
     d = x.shape[-1]
     rd = d if rotary_dim is None else rotary_dim
     if rd > d or rd % 2:
@@ -55,6 +72,10 @@ def apply_rope(x, positions, rotary_dim=None, base=10000.0):
 import numpy as np
 def apply_rope(x, positions, rotary_dim=None, base=10000.0):
     x = np.asarray(x)
+    if x.ndim < 2:
+        raise ValueError(f"x of shape {x.shape} is not (..., n, d)")
+    if np.ndim(positions) != 1 or len(positions) != x.shape[-2]:
+        raise ValueError(f"positions {np.shape(positions)} do not match x {x.shape}")
     if not np.issubdtype(x.dtype, np.floating):
         x = x.astype(np.float64)
     d = x.shape[-1]
@@ -74,6 +95,9 @@ def apply_rope(x, positions, rotary_dim=None, base=10000.0):
 import numpy as np
 def apply_rope(x, positions, rotary_dim=None, base=10000.0):
     x = np.asarray(x)
+    pos = np.asarray(positions)
+    if x.ndim < 2 or pos.shape != (x.shape[-2],):
+        raise ValueError(f"x {x.shape} and positions {pos.shape} do not fit")
     out_dtype = x.dtype if np.issubdtype(x.dtype, np.floating) else np.float64
     d = x.shape[-1]
     rd = d if rotary_dim is None else rotary_dim
@@ -94,8 +118,10 @@ import numpy as np
 def rms_norm(x, weight, eps=1e-6):
     x = np.asarray(x)
     weight = np.asarray(weight)
-    if weight.shape != x.shape[-1:]:
+    if x.ndim == 0 or x.shape[-1] == 0 or weight.shape != x.shape[-1:]:
         raise ValueError(f"weight {weight.shape} does not match x {x.shape}")
+    if not (np.isfinite(eps) and eps >= 0):
+        raise ValueError(f"eps must be finite and >= 0, got {eps}")
     dt = x.dtype if np.issubdtype(x.dtype, np.floating) else np.dtype(np.float64)
     h = x.astype(np.float32 if dt == np.float16 else dt)
     h = h * (1.0 / np.sqrt(np.mean(h ** 2, axis=-1, keepdims=True) + eps))
@@ -105,8 +131,10 @@ def rms_norm(x, weight, eps=1e-6):
 import numpy as np
 def rms_norm(x, weight, eps=1e-6):
     x = np.asarray(x)
-    if np.shape(weight) != x.shape[-1:]:
-        raise ValueError("rms_norm: weight shape mismatch")
+    if x.ndim == 0 or x.shape[-1] < 1 or np.shape(weight) != x.shape[-1:]:
+        raise ValueError(f"rms_norm: weight shape {np.shape(weight)} mismatch for x {x.shape}")
+    if not 0 <= eps < np.inf:
+        raise ValueError(f"rms_norm: bad eps {eps}")
     dt = x.dtype if x.dtype.kind == "f" else np.dtype("float64")
     xw = x.astype("float32" if dt == np.float16 else dt)
     d = x.shape[-1]
@@ -118,6 +146,8 @@ import numpy as np
 import torch
 def layer_norm(x, weight, bias, eps=1e-5):
     x = np.asarray(x)
+    if x.ndim == 0 or x.shape[-1] == 0 or not 0 <= eps < float("inf"):
+        raise ValueError(f"layer_norm: x {x.shape} needs a non-empty last axis, eps {eps} >= 0")
     dt = x.dtype if np.issubdtype(x.dtype, np.floating) else np.dtype(np.float64)
     xt = torch.from_numpy(np.ascontiguousarray(x.astype(dt)))
     wt = torch.from_numpy(np.asarray(weight)).to(xt.dtype)
@@ -134,6 +164,13 @@ def layer_norm(x, weight, bias, eps=1e-5):
 import numpy as np
 def layer_norm(x, weight, bias, eps=1e-5):
     x = np.asarray(x)
+    if x.ndim == 0 or x.shape[-1] == 0:
+        raise ValueError(f"layer_norm: x of shape {x.shape} has no features")
+    for p in (weight, bias):
+        if np.shape(p) != x.shape[-1:]:
+            raise ValueError(f"layer_norm: parameter of shape {np.shape(p)} for x {x.shape}")
+    if not (np.isfinite(eps) and eps >= 0):
+        raise ValueError(f"layer_norm: eps = {eps}")
     dt = x.dtype if np.issubdtype(x.dtype, np.floating) else np.dtype(np.float64)
     xw = x.astype(np.float32 if dt == np.float16 else dt)
     mu = xw.mean(-1, keepdims=True)
@@ -144,7 +181,7 @@ def layer_norm(x, weight, bias, eps=1e-5):
 import numpy as np
 def qk_norm(q, k, weight_q, weight_k, eps=1e-6):
     q, k = np.asarray(q), np.asarray(k)
-    if q.shape[-1] != k.shape[-1]:
+    if q.ndim == 0 or k.ndim == 0 or q.shape[-1] != k.shape[-1]:
         raise ValueError(f"q {q.shape} and k {k.shape} have different head dims")
     def norm(x, w):
         dt = x.dtype if np.issubdtype(x.dtype, np.floating) else np.dtype(np.float64)
@@ -158,7 +195,7 @@ import numpy as np
 import torch
 def qk_norm(q, k, weight_q, weight_k, eps=1e-6):
     q, k = np.asarray(q), np.asarray(k)
-    if q.shape[-1] != k.shape[-1]:
+    if min(q.ndim, k.ndim) < 1 or q.shape[-1] != k.shape[-1]:
         raise ValueError(f"head dim mismatch: {q.shape} vs {k.shape}")
     def norm(x, w):
         dt = x.dtype if np.issubdtype(x.dtype, np.floating) else np.dtype(np.float64)

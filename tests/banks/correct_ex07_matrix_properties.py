@@ -10,15 +10,21 @@ import numpy as np
 import torch
 def spectral_radius(W):
     W = np.asarray(W)
-    if W.ndim != 2 or W.shape[0] != W.shape[1]:
-        raise ValueError(f"W must be square, got {W.shape}")
-    ev = torch.linalg.eigvals(torch.from_numpy(W.astype(np.float64)))
+    if W.ndim != 2 or W.shape[0] != W.shape[1] or W.size == 0:
+        raise ValueError(f"W must be a non-empty square matrix, got {W.shape}")
+    work = W.astype(np.complex128 if np.iscomplexobj(W) else np.float64)
+    if not np.isfinite(work).all():
+        raise ValueError(f"W of shape {W.shape} is not finite")
+    ev = torch.linalg.eigvals(torch.from_numpy(work))
     return ev.abs().max().item()
 """),
-    Variant("spectral_radius", "np.linalg.eig, no input validation beyond NumPy's own", """
+    Variant("spectral_radius", "np.linalg.eig (eigenvectors computed, then dropped), a Python max", """
 import numpy as np
 def spectral_radius(W):
-    vals, _ = np.linalg.eig(np.asarray(W, dtype=np.float64))
+    W = np.asarray(W)
+    if W.ndim != 2 or W.shape[0] != W.shape[1] or not W.size:
+        raise ValueError("spectral_radius needs a non-empty (d, d) matrix, got " + str(W.shape))
+    vals, _ = np.linalg.eig(W.astype(complex if np.iscomplexobj(W) else float))
     return float(max(abs(v) for v in vals))
 """),
     Variant("bptt_jacobian", "np.diag matrices and the plain 1 - tanh², a reversed multi_dot", """
@@ -31,10 +37,13 @@ def bptt_jacobian(W_hh, pre_activations):
                          "do not fit (d, d) and (T, d)")
     dt = np.result_type(W, A)
     dt = dt if dt.kind == "f" else np.dtype(np.float64)
-    W, A = W.astype(dt), A.astype(dt)
+    work = np.float32 if dt == np.float16 else dt
+    W, A = W.astype(work), A.astype(work)
     Js = [np.diag(1 - np.tanh(a) ** 2) @ W for a in A]
+    if not Js:
+        return np.eye(W.shape[0], dtype=dt)
     if len(Js) == 1:
-        return Js[0]
+        return Js[0].astype(dt)
     return np.linalg.multi_dot(Js[::-1]).astype(dt)
 """),
     Variant("bptt_jacobian", "einsum with the derivative as a row scaling", """
@@ -46,25 +55,32 @@ def bptt_jacobian(W_hh, pre_activations):
         raise ValueError(f"W_hh must be square, got {W.shape}")
     if A.ndim != 2 or A.shape[1] != W.shape[0]:
         raise ValueError(f"pre_activations must be (T, {W.shape[0]}), got {A.shape}")
-    dt = np.result_type(W.dtype, A.dtype, np.float32 if W.dtype == np.float32 else np.float64)
+    out = np.result_type(W.dtype, A.dtype)
+    out = out if out.kind == "f" else np.dtype(np.float64)
+    dt = np.float32 if out == np.float16 else out
     J = np.eye(W.shape[0], dtype=dt)
     for a in A.astype(dt):
-        g = 1.0 / np.cosh(a) ** 2
+        with np.errstate(over="ignore"):
+            g = 1.0 / np.cosh(a) ** 2
         J = np.einsum("i,ij,jk->ik", g, W.astype(dt), J)
-    return J
+    return J.astype(out)
 """),
     Variant("condition_number",
             "matrix_rank (same max(m, n)·eps·σ_max rule) then np.linalg.cond", """
 import numpy as np
 def condition_number(A):
     A = np.asarray(A)
-    work = A if A.dtype in (np.float32, np.float64) else A.astype(np.float64)
-    eps = np.finfo(A.dtype).eps if A.dtype.kind == "f" else np.finfo(np.float64).eps
-    S = np.linalg.svd(work.astype(np.float64), compute_uv=False)
+    if A.ndim != 2 or A.size == 0:
+        raise ValueError(f"condition_number: A must be a non-empty matrix, got {A.shape}")
+    work = A.astype(np.complex128 if np.iscomplexobj(A) else np.float64)
+    if not np.isfinite(work).all():
+        raise ValueError(f"condition_number: A {A.shape} holds NaN or inf")
+    eps = np.finfo(A.dtype).eps if A.dtype.kind in "fc" else np.finfo(np.float64).eps
+    S = np.linalg.svd(work, compute_uv=False)
     tol = S.max() * max(A.shape) * eps
-    if np.linalg.matrix_rank(work.astype(np.float64), tol=tol) < min(A.shape):
+    if np.linalg.matrix_rank(work, tol=tol) < min(A.shape):
         return float("inf")
-    return float(np.linalg.cond(work.astype(np.float64)))
+    return float(np.linalg.cond(work))
 """),
     Variant("condition_number", "torch.linalg.svdvals in float64", """
 import numpy as np
@@ -73,8 +89,11 @@ def condition_number(A):
     A = np.asarray(A)
     if A.ndim != 2 or A.size == 0:
         raise ValueError(f"A must be a non-empty matrix, got shape {A.shape}")
-    eps = float(np.finfo(A.dtype).eps) if A.dtype.kind == "f" else float(np.finfo(np.float64).eps)
-    S = torch.linalg.svdvals(torch.from_numpy(A.astype(np.float64)))
+    eps = float(np.finfo(A.dtype).eps) if A.dtype.kind in "fc" else float(np.finfo(np.float64).eps)
+    work = A.astype(np.complex128 if np.iscomplexobj(A) else np.float64)
+    if not np.isfinite(work).all():
+        raise ValueError(f"A of shape {A.shape} holds NaN or inf")
+    S = torch.linalg.svdvals(torch.from_numpy(work))
     smax, smin = S[0].item(), S[-1].item()
     return float("inf") if smin <= max(A.shape) * eps * smax else smax / smin
 """),
@@ -86,6 +105,8 @@ def is_positive_definite(A):
     A = np.asarray(A)
     if A.ndim != 2 or A.shape[0] != A.shape[1]:
         raise ValueError(f"is_positive_definite: A must be square, got {A.shape}")
+    if np.iscomplexobj(A):
+        raise ValueError(f"is_positive_definite: A must be real, got {A.dtype}")
     A = A.astype(np.float64)
     if not np.isfinite(A).all():
         return False
@@ -97,12 +118,14 @@ def is_positive_definite(A):
     Variant("is_positive_definite", "np.allclose with a relative atol, Cholesky on A itself", """
 import numpy as np
 def is_positive_definite(A):
+    if np.iscomplexobj(A):
+        raise ValueError("complex matrices are not allowed")
     A = np.asarray(A, dtype=np.float64)
     if A.ndim != 2 or A.shape[0] != A.shape[1]:
         raise ValueError("need a square matrix, got shape " + str(A.shape))
     if np.isnan(A).any() or np.isinf(A).any():
         return False
-    if not np.allclose(A, A.T, rtol=0.0, atol=1e-10 * np.abs(A).max()):
+    if not np.allclose(A, A.T, rtol=0.0, atol=1e-10 * np.abs(A).max(initial=0.0)):
         return False
     try:
         np.linalg.cholesky(A)
@@ -114,15 +137,20 @@ def is_positive_definite(A):
 import numpy as np
 def gram_matrix(X):
     X = np.asarray(X)
+    if X.ndim < 2:
+        raise ValueError(f"gram_matrix: X must be (n, d), got {X.shape}")
     if X.dtype.kind in "iub":
         X = X.astype(np.float64)
-    return np.einsum("id,jd->ij", X, X)
+    return np.einsum("...id,...jd->...ij", X, X)
 """),
-    Variant("gram_matrix", "np.dot with an explicit transpose", """
+    Variant("gram_matrix", "np.matmul with np.moveaxis for the transpose", """
 import numpy as np
 def gram_matrix(X):
     X = np.asarray(X)
-    return np.dot(X, X.T) if X.dtype.kind == "f" else np.dot(X.astype(float), X.astype(float).T)
+    if X.ndim < 2:
+        raise ValueError("X needs at least 2 dimensions, got shape " + str(X.shape))
+    X = X if X.dtype.kind == "f" else X.astype(float)
+    return np.matmul(X, np.moveaxis(X, -1, -2))
 """),
     Variant("newton_schulz_orthogonalize",
             "works on the tall orientation, transposes back; X (XᵀX)",
@@ -130,38 +158,55 @@ def gram_matrix(X):
 import numpy as np
 def newton_schulz_orthogonalize(G, n_iter=30):
     G = np.asarray(G)
+    if G.ndim != 2:
+        raise ValueError(f"G must be 2-D, got {G.shape}")
+    if type(n_iter) is bool or not isinstance(n_iter, (int, np.integer)) or n_iter < 0:
+        raise ValueError(f"n_iter must be an integer >= 0, got {n_iter!r}")
     dt = G.dtype if G.dtype.kind == "f" else np.dtype(np.float64)
     X = G.astype(np.float64)
+    if not np.isfinite(X).all():
+        raise ValueError("G is not finite")
     wide = X.shape[0] < X.shape[1]
     if wide:
         X = X.T
-    nrm = np.linalg.norm(X)
-    if nrm == 0.0:
+    big = np.abs(X).max(initial=0.0)
+    if big == 0.0:
         return np.zeros(G.shape, dtype=dt)
-    X = X / nrm
+    X = X / big
+    X = X / np.linalg.norm(X)
     for _ in range(n_iter):
         X = 1.5 * X - 0.5 * X @ (X.T @ X)
     return (X.T if wide else X).astype(dt)
 """),
-    Variant("newton_schulz_orthogonalize", "always (X Xᵀ) X, iterated in float32 for float32 input",
-            """
+    Variant("newton_schulz_orthogonalize",
+            "(X Xᵀ) X, or X (Xᵀ X) when tall, iterated in float32 for float32 input", """
 import numpy as np
 def newton_schulz_orthogonalize(G, n_iter=30):
     G = np.asarray(G)
+    if G.ndim != 2 or isinstance(n_iter, bool) or not isinstance(n_iter, int) or n_iter < 0:
+        raise ValueError(f"need a 2-D G and an integer n_iter >= 0, got G {G.shape}, "
+                         f"n_iter {n_iter!r}")
     dt = G.dtype if G.dtype.kind == "f" else np.dtype(np.float64)
     X = G.astype(dt)
+    if not np.all(np.isfinite(X)):
+        raise ValueError("G holds NaN or inf")
     if not np.any(X):
         return np.zeros_like(X)
+    X = X / np.max(np.abs(X))
     X = X / np.sqrt(np.sum(X * X))
     for _ in range(n_iter):
-        X = (3 * X - (X @ X.T) @ X) / 2
+        if X.shape[0] > X.shape[1]:
+            X = (3 * X - X @ (X.T @ X)) / 2
+        else:
+            X = (3 * X - (X @ X.T) @ X) / 2
     return X.astype(dt)
 """),
     Variant("sliding_window_mask", "np.tril band: tril(0) minus tril(-window)", """
 import numpy as np
 def sliding_window_mask(n, window, causal=True):
-    if window < 1:
-        raise ValueError(f"sliding_window_mask: window must be at least 1, got {window}")
+    for name, v, low in (("n", n, 0), ("window", window, 1)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < low:
+            raise ValueError(f"sliding_window_mask: {name} must be an integer >= {low}, got {v}")
     ones = np.ones((n, n), dtype=bool)
     low = np.tril(ones) & ~np.tril(ones, -window)
     if causal:
@@ -171,8 +216,10 @@ def sliding_window_mask(n, window, causal=True):
     Variant("sliding_window_mask", "Python loops filling the mask", """
 import numpy as np
 def sliding_window_mask(n, window, causal=True):
-    if not window >= 1:
-        raise ValueError("window < 1: " + repr(window))
+    if type(window) is not int or not window >= 1:
+        raise ValueError("window must be an int >= 1: " + repr(window))
+    if type(n) is not int or n < 0:
+        raise ValueError("n must be an int >= 0: " + repr(n))
     m = np.zeros((n, n), dtype=bool)
     for i in range(n):
         for j in range(n):

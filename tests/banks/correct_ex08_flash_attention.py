@@ -29,7 +29,8 @@ FORWARD_HEADS_FIRST = mutate(
 def flash_attention_forward(q, k, v, is_causal=False, scale=None, block_m=16, block_n=16):
     tensors = (q, k, v)
     if any(not isinstance(t, torch.Tensor) or t.dim() != 4 for t in tensors):
-        raise ValueError("q, k and v must be 4-D tensors (B, H, len, dim)")
+        raise ValueError(f"q, k and v must be 4-D tensors (B, H, len, dim), got "
+                         f"{[tuple(getattr(t, 'shape', ())) for t in tensors]}")
     if len({t.dtype for t in tensors}) != 1 or q.dtype not in (torch.float32, torch.float16,
                                                                 torch.bfloat16):
         raise ValueError(f"one dtype among float32/float16/bfloat16, got "

@@ -335,6 +335,26 @@ def newton_schulz_orthogonalize(G, n_iter=30):
         X = 1.5 * X - 0.5 * X @ X.T @ X
     return X.astype(G.dtype if G.dtype.kind == "f" else np.float64)
 """),
+    Variant("newton_schulz_orthogonalize",
+            "always (X Xᵀ) X: a tall G builds the (m, m) Gram product, the larger side", """
+import numpy as np
+def newton_schulz_orthogonalize(G, n_iter=30):
+    G = np.asarray(G)
+    if G.ndim != 2 or isinstance(n_iter, bool) or not isinstance(n_iter, int) or n_iter < 0:
+        raise ValueError(f"need a 2-D G and an integer n_iter >= 0, got G {G.shape}")
+    dt = G.dtype if G.dtype.kind == "f" else np.dtype(np.float64)
+    X = G.astype(np.float64)
+    if not np.all(np.isfinite(X)):
+        raise ValueError(f"G {G.shape} holds NaN or inf")
+    peak = np.max(np.abs(X), initial=0.0)
+    if peak == 0.0:
+        return np.zeros(G.shape, dtype=dt)
+    X = X / peak
+    X = X / np.linalg.norm(X)
+    for _ in range(n_iter):
+        X = 1.5 * X - 0.5 * ((X @ X.T) @ X)
+    return X.astype(dt)
+"""),
     Variant("newton_schulz_orthogonalize", "always returns float64", """
 import numpy as np
 def newton_schulz_orthogonalize(G, n_iter=30):

@@ -85,9 +85,10 @@ def test_one_hot_ends(sub, ref):
                      what=f"one_hot with vocab_size {vocab}")
 
 
-@graded("one_hot", "an id equal to vocab_size raises ValueError (ids lie in [0, V))")
+@graded("one_hot", "an id equal to or above vocab_size raises ValueError (ids lie in [0, V))")
 def test_one_hot_id_equal_vocab(sub, ref):
-    for ids, vocab in [(np.array([0, 3, 1]), 3), (np.array([[1], [5]]), 5)]:
+    for ids, vocab in [(np.array([0, 3, 1]), 3), (np.array([[1], [5]]), 5),
+                       (np.array([0, 7]), 4), (np.array([[9]]), 2)]:
         exc = expect_raises("ValueError", sub.one_hot, ids, vocab,
                             what="an id equal to vocab_size")
         expect_message_names(exc)
@@ -101,11 +102,14 @@ def test_one_hot_negative_ids(sub, ref):
         expect_message_names(exc)
 
 
-@graded("one_hot", "float ids raise ValueError, even whole numbers like 1.0")
+@graded("one_hot", "float ids raise ValueError, even whole numbers like 1.0, a Python list of "
+        "floats and an empty float array")
 def test_one_hot_float_ids(sub, ref):
     for dtype in (np.float64, np.float32):
         expect_raises("ValueError", sub.one_hot, np.array([1.0, 2.0], dtype=dtype), 4,
                       what=f"{np.dtype(dtype).name} ids")
+    expect_raises("ValueError", sub.one_hot, [1.0, 2.0], 4, what="a Python list of floats")
+    expect_raises("ValueError", sub.one_hot, np.zeros(0), 4, what="an empty float64 array of ids")
 
 
 @graded("one_hot", "bool ids raise ValueError")
@@ -195,20 +199,24 @@ def test_embedding_negative(sub, ref):
         expect_message_names(exc)
 
 
-@graded("embedding_lookup", "an id equal to V raises ValueError")
+@graded("embedding_lookup", "an id equal to or above V raises ValueError")
 def test_embedding_id_equal_vocab(sub, ref):
     W = np.arange(12.0).reshape(4, 3)
-    exc = expect_raises("ValueError", sub.embedding_lookup, np.array([1, 4]), W,
-                        what="an id equal to V")
-    expect_message_names(exc)
+    for ids, what in [(np.array([1, 4]), "an id equal to V"), (np.array([9, 0]), "an id above V")]:
+        exc = expect_raises("ValueError", sub.embedding_lookup, ids, W, what=what)
+        expect_message_names(exc)
 
 
-@graded("embedding_lookup", "float and bool ids raise ValueError")
+@graded("embedding_lookup", "float and bool ids raise ValueError (arrays and Python lists)")
 def test_embedding_bad_id_dtypes(sub, ref):
     W = np.arange(12.0).reshape(4, 3)
     expect_raises("ValueError", sub.embedding_lookup, np.array([1.0, 2.0]), W, what="float ids")
     expect_raises("ValueError", sub.embedding_lookup, np.array([True, False]), W,
                   what="bool ids")
+    expect_raises("ValueError", sub.embedding_lookup, [1.0, 2.0], W,
+                  what="a Python list of float ids")
+    expect_raises("ValueError", sub.embedding_lookup, np.zeros(0), W,
+                  what="an empty float64 array of ids")
 
 
 # ------------------------------------------------------------------ dot
@@ -244,18 +252,24 @@ def test_dot_float32(sub, ref):
                  rtol=1.3e-6, atol=1e-5, what="two float32 vectors of shape (64,)")
 
 
-@graded("dot", "vectors of different lengths raise ValueError, also when one has length 1")
+@graded("dot", "vectors of different lengths raise ValueError naming both shapes, also when one "
+        "has length 1")
 def test_dot_length_mismatch(sub, ref):
     for a, b in [(3, 4), (3, 1), (1, 5)]:
         exc = expect_raises("ValueError", sub.dot, np.ones(a), np.ones(b),
                             what=f"shapes ({a},) and ({b},)")
-        expect_message_names(exc)
+        expect_message_names(exc, f"({a},)", f"({b},)")
 
 
 @graded("dot", "inputs that are not 1-D raise ValueError")
 def test_dot_not_1d(sub, ref):
     for a, b in [((2, 3), (3,)), ((1, 3), (1, 3)), ((3,), (3, 1)), ((), ())]:
         expect_raises("ValueError", sub.dot, np.ones(a), np.ones(b), what=f"shapes {a} and {b}")
+
+
+@graded("dot", "two empty vectors (d = 0) give 0.0")
+def test_dot_empty(sub, ref):
+    expect_float(sub.dot(np.zeros(0), np.zeros(0)), 0.0, what="two vectors of shape (0,)")
 
 
 @graded("dot", "symmetric, bilinear and equal to the reference (hypothesis)")
@@ -310,6 +324,7 @@ def test_cosine_eps_floor(sub, ref):
         (np.array([1e-5, 0.0]), np.array([1e-5, 1e-5]), 1e-8),  # ‖u‖‖v‖ = 1.4e-10 < eps
         (np.array([0.3, 0.4]), np.array([0.6, -0.8]), 0.5),     # ‖u‖‖v‖ = 0.5 = eps
         (np.array([0.3, 0.4]), np.array([0.3, 0.4]), 2.0),      # ‖u‖‖v‖ = 0.25 < eps
+        (np.full(4, 0.5), np.array([0.5, 0.5, 0.5, -0.5]), 0.5),  # ‖u‖‖v‖ = 1 > eps
     ]
     for u, v, eps in cases:
         expect_float(sub.cosine_similarity(u, v, eps=eps), ref.cosine_similarity(u, v, eps=eps),
@@ -336,10 +351,38 @@ def test_cosine_float32(sub, ref):
                  rtol=1.3e-6, atol=1e-5, what="two float32 vectors of shape (50,)")
 
 
-@graded("cosine_similarity", "vectors of different lengths raise ValueError")
+@graded("cosine_similarity", "vectors of different lengths raise ValueError, also when one is "
+        "zero")
 def test_cosine_mismatch(sub, ref):
     expect_raises("ValueError", sub.cosine_similarity, np.ones(3), np.ones(4),
                   what="shapes (3,) and (4,)")
+    for a, b in [(np.zeros(3), np.ones(4)), (np.ones(4), np.zeros(3))]:
+        expect_raises("ValueError", sub.cosine_similarity, a, b,
+                      what=f"a zero vector and shapes {a.shape} and {b.shape}")
+
+
+@graded("cosine_similarity", "u vs c·u stays inside [-1, 1] although rounding lands past ±1")
+def test_cosine_clipped(sub, ref):
+    # For these u the rounded cosine of u and c·u is 1.0000000000000002 before clipping.
+    for u in (np.array([0.35, 0.9, 0.09]), np.array([-0.13, 0.64, 0.1, -0.54, 0.36])):
+        for c in (2.5, -0.5):
+            got = sub.cosine_similarity(u, c * u)
+            expect_float(got, float(np.sign(c)), what=f"u vs {c}u with u of shape {u.shape}")
+            if not -1.0 <= got <= 1.0:
+                fail(f"cosine of u and {c}u outside [-1, 1] for u of shape {u.shape}")
+
+
+@graded("cosine_similarity", "inputs that are not 1-D raise ValueError (0-d, same-shape 2-D)")
+def test_cosine_not_1d(sub, ref):
+    for a, b in [((3, 3), (3, 3)), ((), ()), ((3,), (3, 1)), ((1, 3), (3,))]:
+        x, y = np.arange(1.0, 1.0 + np.prod(a)).reshape(a), np.ones(b)
+        expect_raises("ValueError", sub.cosine_similarity, x, y, what=f"shapes {a} and {b}")
+
+
+@graded("cosine_similarity", "two empty vectors (d = 0, zero vectors) give 0.0, never NaN")
+def test_cosine_empty(sub, ref):
+    expect_float(sub.cosine_similarity(np.zeros(0), np.zeros(0)), 0.0,
+                 what="two vectors of shape (0,)")
 
 
 @graded("cosine_similarity", "scale-invariant and in [-1, 1] (hypothesis)")
@@ -420,15 +463,24 @@ def test_angle_float32(sub, ref):
 def test_angle_zero_vector(sub, ref):
     u = np.array([0.5, -1.0, 2.0])
     for a, b, what in [(u, np.zeros(3), "u vs zero"), (np.zeros(3), u, "zero vs u"),
-                       (np.zeros(3), np.zeros(3), "zero vs zero")]:
+                       (np.zeros(3), np.zeros(3), "zero vs zero"),
+                       (np.zeros(0), np.zeros(0), "two empty vectors")]:
         exc = expect_raises("ValueError", sub.angle_between, a, b, what=what)
         expect_message_names(exc)
 
 
 @graded("angle_between", "vectors of different lengths raise ValueError")
 def test_angle_mismatch(sub, ref):
-    expect_raises("ValueError", sub.angle_between, np.ones(3), np.ones(2),
-                  what="shapes (3,) and (2,)")
+    for a, b in [(3, 2), (1, 3), (3, 1)]:
+        expect_raises("ValueError", sub.angle_between, np.arange(1.0, a + 1), np.ones(b),
+                      what=f"shapes ({a},) and ({b},)")
+
+
+@graded("angle_between", "inputs that are not 1-D raise ValueError (0-d, same-shape 2-D)")
+def test_angle_not_1d(sub, ref):
+    for a, b in [((3, 3), (3, 3)), ((), ()), ((3,), (3, 1)), ((1, 3), (3,))]:
+        x, y = np.arange(1.0, 1.0 + np.prod(a)).reshape(a), np.ones(b)
+        expect_raises("ValueError", sub.angle_between, x, y, what=f"shapes {a} and {b}")
 
 
 @graded("angle_between", "in [0, 180], symmetric and scale-invariant (hypothesis, 1e-5°)")
@@ -452,7 +504,7 @@ def test_angle_property(sub, ref, pair, a, b):
 @graded("pairwise_dot", "random A (n, d), B (m, d) with n ≠ m, including 1×1 and d = 1")
 def test_pairwise_random(sub, ref):
     rng = np.random.default_rng(601)
-    for n, m, d in [(3, 5, 4), (7, 2, 1), (1, 1, 6), (1, 4, 3), (16, 9, 32)]:
+    for n, m, d in [(3, 5, 4), (7, 2, 1), (1, 1, 6), (1, 4, 3), (16, 9, 32), (2, 3, 300)]:
         A, B = rng.normal(size=(n, d)), rng.normal(size=(m, d))
         expect_array(sub.pairwise_dot(A, B), ref.pairwise_dot(A, B),
                      what=f"pairwise_dot of A {(n, d)} and B {(m, d)}")
@@ -466,7 +518,7 @@ def test_pairwise_self(sub, ref):
                  what="pairwise_dot of X (5, 3) with itself")
 
 
-@graded("pairwise_dot", "float32 inputs give float32, integer inputs float64")
+@graded("pairwise_dot", "float32 inputs give float32")
 def test_pairwise_dtypes(sub, ref):
     rng = np.random.default_rng(603)
     A, B = rng.normal(size=(4, 6)), rng.normal(size=(3, 6))
@@ -474,22 +526,28 @@ def test_pairwise_dtypes(sub, ref):
                  ref.pairwise_dot(A.astype(np.float32).astype(np.float64),
                                   B.astype(np.float32).astype(np.float64)),
                  dtype="float32", what="pairwise_dot of float32 A (4, 6) and B (3, 6)")
+
+
+@graded("pairwise_dot", "integer inputs give float64")
+def test_pairwise_int(sub, ref):
+    rng = np.random.default_rng(604)
     Ai, Bi = rng.integers(-5, 5, size=(2, 3)), rng.integers(-5, 5, size=(4, 3))
     expect_array(sub.pairwise_dot(Ai, Bi), ref.pairwise_dot(Ai, Bi),
                  what="pairwise_dot of int64 A (2, 3) and B (4, 3)")
 
 
-@graded("pairwise_dot", "widths that differ raise ValueError")
+@graded("pairwise_dot", "widths that differ raise ValueError naming both shapes")
 def test_pairwise_mismatch(sub, ref):
-    for a, b in [((3, 4), (3, 5)), ((2, 1), (2, 2))]:
+    for a, b in [((3, 4), (3, 5)), ((2, 1), (2, 2)), ((3, 5), (2, 4))]:
         exc = expect_raises("ValueError", sub.pairwise_dot, np.ones(a), np.ones(b),
                             what=f"A {a} and B {b}")
-        expect_message_names(exc)
+        expect_message_names(exc, str(a), str(b))
 
 
 @graded("pairwise_dot", "inputs that are not 2-D raise ValueError")
 def test_pairwise_not_2d(sub, ref):
-    for a, b in [((4,), (4,)), ((4,), (3, 4)), ((2, 3, 4), (5, 4))]:
+    for a, b in [((4,), (4,)), ((4,), (3, 4)), ((2, 3, 4), (5, 4)), ((3, 4), (4,)),
+                 ((3, 4), (2, 4, 4)), ((2, 4, 4), (3, 4)), ((), (3, 4)), ((3, 4), ())]:
         expect_raises("ValueError", sub.pairwise_dot, np.ones(a), np.ones(b),
                       what=f"A {a} and B {b}")
 
@@ -500,6 +558,13 @@ def test_pairwise_property(sub, ref, n, m, d, seed):
     rng = np.random.default_rng(seed)
     A, B = rng.normal(size=(n, d)), rng.normal(size=(m, d))
     expect_array(sub.pairwise_dot(A, B), A @ B.T, what=f"pairwise_dot of A {(n, d)} and B {(m, d)}")
+
+
+@graded("pairwise_dot", "empty inputs: no rows (0, d) give (0, m); width d = 0 gives a zero grid")
+def test_pairwise_empty(sub, ref):
+    for a, b in [((0, 3), (2, 3)), ((2, 0), (3, 0))]:
+        A, B = np.ones(a), np.ones(b)
+        expect_array(sub.pairwise_dot(A, B), ref.pairwise_dot(A, B), what=f"A {a} and B {b}")
 
 
 @graded("pairwise_dot", "the grid of unit rows is the cosine grid (0.876 off the diagonal)")
@@ -546,12 +611,17 @@ def test_normalize_custom_eps(sub, ref):
                      what=f"normalize_rows of shape (4, 2) with eps={eps:g}")
 
 
-@graded("normalize_rows", "float32 stays float32, integers give float64")
+@graded("normalize_rows", "float32 stays float32")
 def test_normalize_dtypes(sub, ref):
     rng = np.random.default_rng(703)
     X = rng.normal(size=(5, 3)).astype(np.float32)
     expect_array(sub.normalize_rows(X), ref.normalize_rows(X.astype(np.float64)), dtype="float32",
                  what="normalize_rows of a float32 (5, 3)")
+
+
+@graded("normalize_rows", "integers give float64")
+def test_normalize_int(sub, ref):
+    rng = np.random.default_rng(706)
     Xi = rng.integers(-4, 5, size=(4, 2))
     Xi[0] = 0
     expect_array(sub.normalize_rows(Xi), ref.normalize_rows(Xi),
@@ -580,3 +650,27 @@ def test_normalize_magnitudes(sub, ref):
 def test_normalize_property(sub, ref, X):
     got = sub.normalize_rows(X)
     expect_array(got, ref.normalize_rows(X), what=f"normalize_rows of a generated {X.shape}")
+
+
+@graded("normalize_rows", "empty X: (0, d) and (n, 0) come back empty, of the same shape")
+def test_normalize_empty(sub, ref):
+    for shape in [(0, 4), (3, 0)]:
+        X = np.ones(shape)
+        expect_array(sub.normalize_rows(X), ref.normalize_rows(X),
+                     what=f"normalize_rows of shape {shape}")
+
+
+@graded("normalize_rows", "a row holding a NaN comes back NaN, not as a zero row")
+def test_normalize_nan_row(sub, ref):
+    X = np.array([[0.3, 0.4], [np.nan, 1.0], [0.0, 0.0], [np.nan, 0.0]])
+    expect_array(sub.normalize_rows(X), ref.normalize_rows(X),
+                 what="normalize_rows of shape (4, 2) with NaN rows")
+
+
+@graded("normalize_rows", "float16 is computed in float32: an eps below float16's range is "
+        "not rounded to float16")
+def test_normalize_float16_small_eps(sub, ref):
+    X = np.array([[6e-8, 0.0], [0.0, 1.2e-7], [3.0, -4.0]], dtype=np.float16)
+    expect_array(sub.normalize_rows(X, eps=1e-7),
+                 ref.normalize_rows(X.astype(np.float64), eps=1e-7), dtype="float16",
+                 what="normalize_rows of a float16 (3, 2) with tiny rows and a tiny eps")

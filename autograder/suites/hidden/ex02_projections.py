@@ -80,10 +80,11 @@ def test_linear_bias(sub, ref):
                      what=f"linear of x {x.shape} and W {W.shape} with b=None")
 
 
-@graded("linear", "projecting up (2 → 16), down (16 → 2) and 1 → 1 (row-vector convention)")
+@graded("linear", "projecting up (2 → 16), down (16 → 2 and 300 → 2) and 1 → 1 (row-vector "
+        "convention)")
 def test_linear_up_down(sub, ref):
     rng = np.random.default_rng(1103)
-    for d_in, d_out in [(2, 16), (16, 2), (1, 1)]:
+    for d_in, d_out in [(2, 16), (16, 2), (1, 1), (300, 2)]:
         x, W = rng.normal(size=(3, d_in)), rng.normal(size=(d_in, d_out))
         expect_array(sub.linear(x, W), ref.linear(x, W),
                      what=f"linear of x {x.shape} and W {W.shape}")
@@ -104,12 +105,21 @@ def test_linear_int(sub, ref):
     expect_array(sub.linear(x, W), ref.linear(x, W), what="linear of int64 x (3, 4), W (4, 2)")
 
 
-@graded("linear", "inner dimensions that differ raise ValueError with a message")
+@graded("linear", "inner dimensions that differ raise ValueError naming both shapes")
 def test_linear_mismatch(sub, ref):
     for xs, ws in [((3, 5), (4, 2)), ((5,), (4, 5)), ((2, 3, 4), (3, 4)), ((2, 1), (2, 1))]:
         exc = expect_raises("ValueError", sub.linear, np.ones(xs), np.ones(ws),
                             what=f"x {xs} and W {ws}")
-        expect_message_names(exc)
+        expect_message_names(exc, str(xs), str(ws))
+
+
+@graded("linear", "empty shapes: no rows (0, d_in) give (0, d_out); d_in = 0 gives the bias")
+def test_linear_empty(sub, ref):
+    b = np.array([0.5, -1.0, 2.0])
+    for xs, ws in [((0, 4), (4, 3)), ((2, 0), (0, 3))]:
+        x, W = np.ones(xs), np.ones(ws)
+        expect_array(sub.linear(x, W, b), ref.linear(x, W, b),
+                     what=f"linear of x {xs}, W {ws} and b (3,)")
 
 
 @graded("linear", "matches x @ W + b on random batched shapes (hypothesis)")
@@ -188,6 +198,27 @@ def test_qkv_width_mismatch(sub, ref):
         expect_message_names(exc)
 
 
+@graded("project_qkv", "a single token X (d_model,) gives Q, K (d_k,) and V (d_v,)")
+def test_qkv_single_token(sub, ref):
+    rng = np.random.default_rng(1205)
+    X = rng.normal(size=5)
+    Ws = [rng.normal(size=(5, w)) for w in (3, 3, 2)]
+    got = _qkv(sub.project_qkv(X, *Ws), "project_qkv of X (5,)")
+    for name, g, e in zip("QKV", got, ref.project_qkv(X, *Ws)):
+        expect_array(g, e, what=f"{name} for X (5,)")
+
+
+@graded("project_qkv", "wide shapes (d_model = 300, d_k = 300) are not mistaken for mismatches")
+def test_qkv_wide(sub, ref):
+    rng = np.random.default_rng(1206)
+    for d, d_k in [(300, 2), (2, 300)]:
+        X = rng.normal(size=(2, d))
+        Ws = [rng.normal(size=(d, w)) for w in (d_k, d_k, 1)]
+        got = _qkv(sub.project_qkv(X, *Ws), f"project_qkv of X {X.shape}")
+        for name, g, e in zip("QKV", got, ref.project_qkv(X, *Ws)):
+            expect_array(g, e, what=f"{name} for X {X.shape} and d_k {d_k}")
+
+
 @graded("project_qkv", "a weight whose rows differ from d_model raises ValueError")
 def test_qkv_inner_mismatch(sub, ref):
     X = np.ones((3, 4))
@@ -216,7 +247,7 @@ def test_qkv_property(sub, ref, lead, n, d, d_k, d_v, seed):
 @graded("attention_scores", "random Q (n_q, d_k), K (n_k, d_k) with n_q ≠ n_k, default scale")
 def test_scores_random(sub, ref):
     rng = np.random.default_rng(1301)
-    for n_q, n_k, d_k in [(3, 5, 4), (6, 2, 9), (1, 7, 16), (4, 4, 1)]:
+    for n_q, n_k, d_k in [(3, 5, 4), (6, 2, 9), (1, 7, 16), (4, 4, 1), (2, 3, 300)]:
         Q, K = rng.normal(size=(n_q, d_k)), rng.normal(size=(n_k, d_k))
         expect_array(sub.attention_scores(Q, K), ref.attention_scores(Q, K),
                      what=f"scores of Q {Q.shape} and K {K.shape}")
@@ -267,12 +298,29 @@ def test_scores_int(sub, ref):
                  what="scores of int64 Q (2, 2) and K (2, 2)")
 
 
-@graded("attention_scores", "different d_k for Q and K raise ValueError")
+@graded("attention_scores", "different d_k for Q and K raise ValueError naming both shapes")
 def test_scores_mismatch(sub, ref):
     for qs, ks in [((3, 4), (3, 5)), ((2, 3, 4), (2, 3, 2))]:
         exc = expect_raises("ValueError", sub.attention_scores, np.ones(qs), np.ones(ks),
                             what=f"Q {qs} and K {ks}")
-        expect_message_names(exc)
+        expect_message_names(exc, str(qs), str(ks))
+
+
+@graded("attention_scores", "leading axes broadcast: Q (b, h, n_q, d_k) against K (1, h, n_k, d_k)")
+def test_scores_broadcast(sub, ref):
+    rng = np.random.default_rng(1307)
+    for qs, ks in [((2, 3, 4, 5), (1, 3, 2, 5)), ((4, 5), (2, 3, 6, 5))]:
+        Q, K = rng.normal(size=qs), rng.normal(size=ks)
+        expect_array(sub.attention_scores(Q, K), ref.attention_scores(Q, K),
+                     what=f"scores of Q {qs} and K {ks}")
+
+
+@graded("attention_scores", "no queries (n_q = 0) or no keys (n_k = 0) give an empty grid")
+def test_scores_empty(sub, ref):
+    for qs, ks in [((0, 4), (3, 4)), ((2, 2, 4), (2, 0, 4))]:
+        Q, K = np.ones(qs), np.ones(ks)
+        expect_array(sub.attention_scores(Q, K), ref.attention_scores(Q, K),
+                     what=f"scores of Q {qs} and K {ks}")
 
 
 @graded("attention_scores", "equals Q Kᵀ · scale on random batched shapes (hypothesis)")
@@ -292,7 +340,7 @@ def test_scores_property(sub, ref, lead, n_q, n_k, d_k, scale, seed):
 @graded("compose", "chains of 2, 3 and 5 non-square matrices, multiplied in the order given")
 def test_compose_chains(sub, ref):
     rng = np.random.default_rng(1401)
-    for dims in [(3, 5, 2), (4, 2, 6, 3), (2, 3, 4, 5, 6, 1)]:
+    for dims in [(3, 5, 2), (4, 2, 6, 3), (2, 3, 4, 5, 6, 1), (2, 300, 3)]:
         Ws = [rng.normal(size=(a, b)) for a, b in itertools.pairwise(dims)]
         expect_array(sub.compose(*Ws), ref.compose(*Ws),
                      what=f"compose of {len(Ws)} matrices {[W.shape for W in Ws]}")
@@ -323,14 +371,26 @@ def test_compose_square_order(sub, ref):
     expect_array(sub.compose(*Ws), Ws[0] @ Ws[1] @ Ws[2], what="compose of three (4, 4)")
 
 
-@graded("compose", "float32 stays float32, integers give float64")
+@graded("compose", "float32 stays float32")
 def test_compose_dtypes(sub, ref):
     rng = np.random.default_rng(1405)
     Ws = [rng.normal(size=s).astype(np.float32) for s in [(3, 4), (4, 2)]]
     expect_array(sub.compose(*Ws), ref.compose(*(W.astype(np.float64) for W in Ws)),
                  dtype="float32", what="compose of float32 (3, 4), (4, 2)")
+
+
+@graded("compose", "integers give float64")
+def test_compose_int(sub, ref):
+    rng = np.random.default_rng(1406)
     Wi = [rng.integers(-3, 4, size=s) for s in [(2, 3), (3, 2)]]
     expect_array(sub.compose(*Wi), ref.compose(*Wi), what="compose of int64 (2, 3), (3, 2)")
+
+
+@graded("compose", "a zero width inside the chain gives zeros; zero rows give (0, d_k)")
+def test_compose_empty_widths(sub, ref):
+    for shapes in [[(2, 0), (0, 3)], [(0, 3), (3, 2)]]:
+        Ws = [np.ones(s) for s in shapes]
+        expect_array(sub.compose(*Ws), ref.compose(*Ws), what=f"compose of {shapes}")
 
 
 @graded("compose", "no matrices at all raise ValueError")
@@ -339,12 +399,14 @@ def test_compose_empty(sub, ref):
     expect_message_names(exc)
 
 
-@graded("compose", "a chain that breaks anywhere raises ValueError")
+@graded("compose", "a chain that breaks anywhere raises ValueError naming the two shapes")
 def test_compose_break(sub, ref):
-    for shapes in [[(3, 4), (5, 2)], [(2, 3), (3, 4), (3, 2)], [(1, 2), (2, 2), (2, 3), (2, 1)]]:
+    for shapes, pair in [([(3, 4), (5, 2)], 0), ([(2, 3), (3, 4), (5, 2)], 1),
+                         ([(1, 2), (2, 6), (6, 3), (2, 1)], 2),
+                         ([(2, 3), (4, 5), (5, 6), (6, 7)], 0)]:
         exc = expect_raises("ValueError", sub.compose, *(np.ones(s) for s in shapes),
                             what=f"matrices of shapes {shapes}")
-        expect_message_names(exc)
+        expect_message_names(exc, str(shapes[pair]), str(shapes[pair + 1]))
 
 
 @graded("compose", "rank ≤ the narrowest width of the chain (random chains, hypothesis)")
@@ -404,7 +466,7 @@ def test_gelu_scalar(sub, ref):
                                 what="gelu of a 0-d input")
 
 
-@graded("gelu", "float32 stays float32 (both modes), integers give float64")
+@graded("gelu", "float32 stays float32 (both modes)")
 def test_gelu_dtypes(sub, ref):
     rng = np.random.default_rng(1503)
     x = (rng.normal(size=(4, 6)) * 2).astype(np.float32)
@@ -412,6 +474,10 @@ def test_gelu_dtypes(sub, ref):
         expect_array(sub.gelu(x, approximate=mode),
                      ref.gelu(x.astype(np.float64), approximate=mode), dtype="float32",
                      what=f'gelu(approximate="{mode}") of float32 (4, 6)')
+
+
+@graded("gelu", "integers give float64")
+def test_gelu_int(sub, ref):
     xi = np.arange(-3, 4)
     expect_array(sub.gelu(xi), ref.gelu(xi), what="gelu of int64 (7,)")
 

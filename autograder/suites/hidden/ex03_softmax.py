@@ -154,7 +154,7 @@ def test_softmax_masked(sub, ref):
     expect_array(sub.softmax(allinf), np.zeros((2, 3)), what="softmax of an all -inf (2, 3)")
 
 
-@graded("softmax", "float32 logits give float32, integer logits float64")
+@graded("softmax", "float32 logits give float32 (T = 1 and 0.1)")
 def test_softmax_dtypes(sub, ref):
     rng = np.random.default_rng(2106)
     z = (_random_logits(rng, (3, 8)) + 50).astype(np.float32)
@@ -163,6 +163,10 @@ def test_softmax_dtypes(sub, ref):
     expect_array(sub.softmax(z, temperature=0.1),
                  ref.softmax(z.astype(np.float64), temperature=0.1), dtype="float32",
                  what="softmax of float32 logits, shape (3, 8), temperature 0.1")
+
+
+@graded("softmax", "integer logits give float64")
+def test_softmax_integer(sub, ref):
     zi = np.array([[1, 2, 3], [-5, 0, 5]])
     expect_array(sub.softmax(zi), ref.softmax(zi), what="softmax of int64 logits, shape (2, 3)")
 
@@ -254,14 +258,33 @@ def test_logsumexp_masked(sub, ref):
                            what="logsumexp of an all -inf (4,)")
 
 
-@graded("logsumexp", "float32 stays float32, float16 stays float16, integers give float64")
-def test_logsumexp_dtypes(sub, ref):
-    rng = np.random.default_rng(2204)
-    z = _random_logits(rng, (3, 16))
-    for dtype in ("float32", "float16"):
-        zd = z.astype(dtype)
-        expect_array(sub.logsumexp(zd), ref.logsumexp(zd.astype(np.float64)), dtype=dtype,
-                     what=f"logsumexp of {dtype} logits, shape (3, 16)")
+def _logsumexp_dtype_case(sub, ref, dtype: str) -> None:
+    z = _random_logits(np.random.default_rng(2204), (3, 16)).astype(dtype)
+    expect_array(sub.logsumexp(z), ref.logsumexp(z.astype(np.float64)), dtype=dtype,
+                 what=f"logsumexp of {dtype} logits, shape (3, 16)")
+
+
+@graded("logsumexp", "float32 logits stay float32")
+def test_logsumexp_float32(sub, ref):
+    _logsumexp_dtype_case(sub, ref, "float32")
+
+
+@graded("logsumexp", "float16 logits stay float16 (computed in float32)")
+def test_logsumexp_float16(sub, ref):
+    _logsumexp_dtype_case(sub, ref, "float16")
+
+
+@graded("logsumexp", "float16: a row of 70 000 logits, whose sum of exponentials passes "
+        "float16's 65504, stays finite (computed in float32)")
+def test_logsumexp_float16_long_row(sub, ref):
+    z = np.zeros((2, 70_000), dtype=np.float16)
+    z[1, ::2] = -3.0
+    expect_array(sub.logsumexp(z), ref.logsumexp(z.astype(np.float64)), dtype="float16",
+                 what="logsumexp of float16 logits, shape (2, 70000)")
+
+
+@graded("logsumexp", "integer logits give float64")
+def test_logsumexp_integer(sub, ref):
     zi = np.array([[1, 2, 3], [100, 0, -100]])
     expect_array(sub.logsumexp(zi), ref.logsumexp(zi), what="logsumexp of int64 logits (2, 3)")
 
@@ -330,14 +353,42 @@ def test_log_softmax_masked(sub, ref):
                  what="log_softmax of masked (3, 3) along axis 0")
 
 
-@graded("log_softmax", "float32 stays float32, float16 stays float16, integers give float64")
-def test_log_softmax_dtypes(sub, ref):
-    rng = np.random.default_rng(2304)
-    z = _random_logits(rng, (3, 16))
-    for dtype in ("float32", "float16"):
-        zd = z.astype(dtype)
-        expect_array(sub.log_softmax(zd), ref.log_softmax(zd.astype(np.float64)), dtype=dtype,
-                     what=f"log_softmax of {dtype} logits, shape (3, 16)")
+def _log_softmax_dtype_case(sub, ref, dtype: str) -> None:
+    z = _random_logits(np.random.default_rng(2304), (3, 16)).astype(dtype)
+    expect_array(sub.log_softmax(z), ref.log_softmax(z.astype(np.float64)), dtype=dtype,
+                 what=f"log_softmax of {dtype} logits, shape (3, 16)")
+
+
+@graded("log_softmax", "float32 logits stay float32")
+def test_log_softmax_float32(sub, ref):
+    _log_softmax_dtype_case(sub, ref, "float32")
+
+
+@graded("log_softmax", "float16 logits stay float16 (computed in float32)")
+def test_log_softmax_float16(sub, ref):
+    _log_softmax_dtype_case(sub, ref, "float16")
+
+
+@graded("log_softmax", "float16: a row of 70 000 logits, whose sum of exponentials passes "
+        "float16's 65504, stays finite (computed in float32)")
+def test_log_softmax_float16_long_row(sub, ref):
+    z = np.zeros((2, 70_000), dtype=np.float16)
+    z[1, ::2] = -3.0
+    expect_array(sub.log_softmax(z), ref.log_softmax(z.astype(np.float64)), dtype="float16",
+                 what="log_softmax of float16 logits, shape (2, 70000)")
+
+
+@graded("log_softmax", "float16 logits of both signs are computed in float32: z − max is not "
+        "rounded to float16")
+def test_log_softmax_float16_mixed_signs(sub, ref):
+    for z in (np.array([-2.29296875, 1.841796875], dtype=np.float16),
+              np.array([-2.705078125, 1.375], dtype=np.float16)):
+        expect_array(sub.log_softmax(z), ref.log_softmax(z.astype(np.float64)), dtype="float16",
+                     what="log_softmax of float16 logits of both signs, shape (2,)")
+
+
+@graded("log_softmax", "integer logits give float64")
+def test_log_softmax_integer(sub, ref):
     zi = np.array([[1, 2, 3], [100, 0, -100]])
     expect_array(sub.log_softmax(zi), ref.log_softmax(zi),
                  what="log_softmax of int64 logits (2, 3)")
@@ -400,23 +451,28 @@ def test_jacobian_finite_difference(sub, ref):
                  what="J @ dz vs a central difference (loosened: finite differences)")
 
 
-@graded("softmax_jacobian", "float32 p gives float32, integer p float64")
+@graded("softmax_jacobian", "float32 p gives float32")
 def test_jacobian_dtypes(sub, ref):
     rng = np.random.default_rng(2403)
     p = ref.softmax(_random_logits(rng, (7,))).astype(np.float32)
     expect_array(sub.softmax_jacobian(p), ref.softmax_jacobian(p.astype(np.float64)),
                  dtype="float32", what="softmax_jacobian of a float32 p of shape (7,)")
+
+
+@graded("softmax_jacobian", "integer p gives float64")
+def test_jacobian_integer(sub, ref):
     pi = np.array([0, 1, 0])
     expect_array(sub.softmax_jacobian(pi), ref.softmax_jacobian(pi),
                  what="softmax_jacobian of an int64 p of shape (3,)")
 
 
-@graded("softmax_jacobian", "p that is not 1-D (0-d, (1, N), (N, N), (2, 3, 4)) raises ValueError")
+@graded("softmax_jacobian", "p that is not 1-D (0-d, (1, N), (N, N), (2, 3, 4)) raises ValueError "
+        "naming its shape")
 def test_jacobian_not_1d(sub, ref):
     for shape in [(), (1, 4), (3, 3), (2, 3, 4)]:
         p = np.full(shape, 0.25)
         exc = expect_raises("ValueError", sub.softmax_jacobian, p, what=f"p of shape {shape}")
-        expect_message_names(exc)
+        expect_message_names(exc, str(shape))
 
 
 @graded("softmax_jacobian", "symmetric with zero row sums for random probability vectors "
@@ -492,13 +548,43 @@ def test_online_softmax_float32(sub, ref):
                      dtype="float32", what=f"online_softmax of float32 (50,), blocks of {block}")
 
 
-@graded("online_softmax", "block_size < 1 (0, -1, -5) raises ValueError")
+@graded("online_softmax", "block_size < 1 (0, -1, -5) raises ValueError naming the value")
 def test_online_softmax_bad_block(sub, ref):
     z = np.array([1.0, 2.0, 3.0])
     for block in (0, -1, -5):
         exc = expect_raises("ValueError", sub.online_softmax, z, block,
                             what=f"block_size {block}")
-        expect_message_names(exc)
+        expect_message_names(exc, str(block))
+
+
+#: float16 logits of both signs: z − max rounded to float16 (and exp and the division in
+#: float16) puts some probabilities 2 float16 steps off; computed in float32 they stay within 1.
+MIXED_SIGN_FLOAT16 = [np.array(v, dtype=np.float16) for v in
+                      ([1.693359375, -1.6259765625, -2.3671875, -0.8349609375],
+                       [1.81640625, -1.0869140625, -2.9921875, -2.283203125])]
+
+
+@graded("online_softmax", "float16 logits give float16, computed in float32 (not in float16)")
+def test_online_softmax_float16(sub, ref):
+    rng = np.random.default_rng(2504)
+    z = _random_logits(rng, (40,), scale=4.0).astype(np.float16)
+    for block in (1, 7):
+        expect_array(sub.online_softmax(z, block), ref.softmax(z.astype(np.float64)),
+                     dtype="float16", what=f"online_softmax of float16 (40,), blocks of {block}")
+    for z in MIXED_SIGN_FLOAT16:
+        for block in (1, 4):
+            expect_array(sub.online_softmax(z, block), ref.softmax(z.astype(np.float64)),
+                         dtype="float16",
+                         what=f"online_softmax of float16 logits of both signs (4,), blocks of "
+                              f"{block}")
+
+
+@graded("online_softmax", "integer logits give float64")
+def test_online_softmax_integer(sub, ref):
+    z = np.array([3, -1, 4, 1, -5, 9, 2])
+    for block in (2, 7):
+        expect_array(sub.online_softmax(z, block), ref.softmax(z),
+                     what=f"online_softmax of int64 (7,), blocks of {block}")
 
 
 @graded("online_softmax", "equals softmax(z) for random z and every block size (hypothesis)")
@@ -591,14 +677,58 @@ def test_online_attention_bad_block(sub, ref):
 
 
 @graded("online_attention", "q and K of different widths, or K and V of different lengths, raise "
-        "ValueError")
+        "ValueError naming all three shapes")
 def test_online_attention_shapes(sub, ref):
-    cases = [((3,), (4, 2), (4, 5)), ((2,), (4, 2), (3, 5)), ((2,), (4, 2), (6, 3))]
+    cases = [((3,), (4, 2), (4, 5)), ((2,), (4, 3), (4, 5)), ((2,), (4, 2), (3, 5)),
+             ((2,), (4, 2), (6, 3))]
     for qs, ks, vs in cases:
         for block in (1, 2, 4):
             exc = expect_raises("ValueError", sub.online_attention, np.ones(qs), np.ones(ks),
                                 np.ones(vs), block, what=f"q {qs}, K {ks}, V {vs}")
-            expect_message_names(exc)
+            expect_message_names(exc, str(qs), str(ks), str(vs))
+
+
+@graded("online_attention", "wide inputs: d = 300 and n = 300 keys (sizes compared with ==, not "
+        "'is')")
+def test_online_attention_wide(sub, ref):
+    rng = np.random.default_rng(2607)
+    q, K, V = rng.normal(size=300), rng.normal(size=(300, 300)), rng.normal(size=(300, 2))
+    expect_array(sub.online_attention(q, K, V, 128), _attention(ref, q, K, V),
+                 what="online_attention with K (300, 300), V (300, 2), blocks of 128")
+
+
+@graded("online_attention", "every score far below 0 (about -2000): the running max starts at "
+        "-inf, not 0")
+def test_online_attention_negative_scores(sub, ref):
+    rng = np.random.default_rng(2608)
+    q = np.array([40.0, 40.0])
+    K = -50.0 + rng.normal(size=(6, 2))
+    V = rng.normal(size=(6, 3))
+    for block in (1, 4):
+        expect_array(sub.online_attention(q, K, V, block), _attention(ref, q, K, V),
+                     what=f"online_attention with scores near -2000, K (6, 2), blocks of {block}")
+
+
+@graded("online_attention", "float16 inputs give float16 (computed in float32)")
+def test_online_attention_float16(sub, ref):
+    rng = np.random.default_rng(2609)
+    q, K, V = (rng.normal(size=s).astype(np.float16) for s in [(8,), (30, 8), (30, 5)])
+    q = (q * 3).astype(np.float16)
+    for block in (1, 7):
+        expect_array(sub.online_attention(q, K, V, block),
+                     _attention(ref, q.astype(np.float64), K.astype(np.float64),
+                                V.astype(np.float64)),
+                     dtype="float16",
+                     what=f"online_attention of float16 K (30, 8), blocks of {block}")
+
+
+@graded("online_attention", "integer inputs give float64")
+def test_online_attention_integer(sub, ref):
+    q, K = np.array([1, -2, 0]), np.array([[1, 0, 2], [0, 1, -1], [3, 1, 0], [-1, -1, 1]])
+    V = np.array([[1, 2], [3, 4], [5, 6], [7, 8]])
+    for block in (1, 3):
+        expect_array(sub.online_attention(q, K, V, block), _attention(ref, q, K, V),
+                     what=f"online_attention of int64 K (4, 3), blocks of {block}")
 
 
 @graded("online_attention", "equals softmax(q Kᵀ/√d) V for random shapes and blocks (hypothesis)")

@@ -229,11 +229,12 @@ def test_tsvd_bad_k(sub, ref):
         expect_message_names(exc)
 
 
-@graded("truncated_svd", "a W that is not 2-D raises ValueError")
+@graded("truncated_svd", "a W that is not 2-D raises ValueError naming its shape")
 def test_tsvd_not_2d(sub, ref):
     for shape in ((5,), (2, 3, 4)):
-        expect_raises("ValueError", sub.truncated_svd, np.ones(shape), 1,
-                      what=f"W of shape {shape}")
+        exc = expect_raises("ValueError", sub.truncated_svd, np.ones(shape), 1,
+                            what=f"W of shape {shape}")
+        expect_message_names(exc, str(shape))
 
 
 @graded("truncated_svd", "property: random shapes and k give a valid truncated SVD")
@@ -401,14 +402,19 @@ def test_ey_extreme_scale(sub, ref):
                      atol=0.0, what=f"eckart_young_error of a (5, 4) matrix scaled by {scale:g}")
 
 
-@graded("eckart_young_error",
-        "float32 and integer matrices give a float (within rounding of sigma1)")
+@graded("eckart_young_error", "a float32 matrix gives a float (within rounding of sigma1)")
 def test_ey_dtypes(sub, ref):
     rng = _rng(65)
     W = rng.standard_normal((6, 4)).astype(np.float32)
     s = _sigmas(W)
     expect_float(sub.eckart_young_error(W, 2), float(np.sqrt(np.sum(s[2:] ** 2))), rtol=0,
                  atol=SVD_TOL["float32"] * s[0] * 10, what="eckart_young_error of float32 W")
+
+
+@graded("eckart_young_error", "an integer matrix gives a float")
+def test_ey_integer(sub, ref):
+    rng = _rng(65)
+    rng.standard_normal((6, 4))  # the draws of the float32 case: the same W as before the split
     Wi = rng.integers(-5, 6, size=(4, 5))
     s = _sigmas(Wi)
     expect_float(sub.eckart_young_error(Wi, 1), float(np.sqrt(np.sum(s[1:] ** 2))), rtol=1e-9,
@@ -429,6 +435,15 @@ def test_ey_property(sub, ref, shape, seed):
         if prev is not None and e > prev + 1e-12 * s[0]:
             fail(f"{what}: the error grew from k = {k - 1} to k = {k}")
         prev = e
+
+
+@graded("eckart_young_error", "a zero matrix gives 0.0 for every k, not NaN")
+def test_ey_zero_matrix(sub, ref):
+    for shape in ((3, 4), (5, 2)):
+        for k in range(1, min(shape) + 1):
+            got = sub.eckart_young_error(np.zeros(shape), k)
+            expect_float(got, 0.0, rtol=0, atol=0,
+                         what=f"eckart_young_error of a {shape} zero matrix, k = {k}")
 
 
 @graded("eckart_young_error", "k outside [1, min(m, n)] raises ValueError")
@@ -531,10 +546,18 @@ def test_rfe_extreme_scale(sub, ref):
                               f"energy {energy}")
 
 
-@graded("rank_for_energy", "integer and float32 S, and a single value, give a Python int")
-def test_rfe_dtypes(sub, ref):
+@graded("rank_for_energy", "an integer S gives a Python int")
+def test_rfe_integer(sub, ref):
     expect_equal(sub.rank_for_energy(np.array([4, 2, 1]), 0.9), 2, what="an int S of shape (3,)")
+
+
+@graded("rank_for_energy", "a float32 S gives a Python int")
+def test_rfe_dtypes(sub, ref):
     expect_equal(sub.rank_for_energy(S_LESSON.astype(np.float32), 0.9), 2, what="float32 S")
+
+
+@graded("rank_for_energy", "a single singular value gives 1")
+def test_rfe_single(sub, ref):
     expect_equal(sub.rank_for_energy(np.array([7.0]), 0.5), 1, what="an S of shape (1,)")
 
 
@@ -545,6 +568,13 @@ def test_rfe_errors(sub, ref):
                             what=f"energy = {energy}")
         expect_message_names(exc)
     expect_raises("ValueError", sub.rank_for_energy, np.array([]), 0.9, what="an empty S")
+
+
+@graded("rank_for_energy", "the default energy is 0.9")
+def test_rfe_default_energy(sub, ref):
+    for S, k in ((S_LESSON, 2), (np.array([3.0, 1.0, 1.0]), 2), (np.array([9.0, 1.0]), 1)):
+        expect_equal(sub.rank_for_energy(S), k,
+                     what=f"rank_for_energy of a {S.shape} spectrum, default energy")
 
 
 # ---------------------------------------------------------------- power_iteration
@@ -625,10 +655,14 @@ def test_power_extreme_scale(sub, ref):
                      what=f"power_iteration on a matrix scaled by {scale:g}")
 
 
-@graded("power_iteration", "integer W gives float64; float32 W gives float32 vectors (to 1e-5)")
-def test_power_dtypes(sub, ref):
+@graded("power_iteration", "integer W gives float64 vectors")
+def test_power_integer(sub, ref):
     Wi = np.array([[4, 1, 0], [1, 2, 0]])
     _check_power(sub.power_iteration(Wi), Wi, what="power_iteration of an int (2, 3) matrix")
+
+
+@graded("power_iteration", "float32 W gives float32 vectors (to 1e-5)")
+def test_power_dtypes(sub, ref):
     W32 = _gap_matrix(_rng(86), 4, 6).astype(np.float32)
     sigma, u, v = _triple(sub.power_iteration(W32), "power_iteration of float32 W")
     for name, vec in (("u1", u), ("v1", v)):
@@ -645,6 +679,39 @@ def test_power_dtypes(sub, ref):
 def test_power_property(sub, ref, shape, seed):
     W = _gap_matrix(_rng(seed), *shape, scale=float(10.0 ** _rng(seed + 1).uniform(-3, 3)))
     _check_power(sub.power_iteration(W), W, what=f"failed on a generated input of shape {shape}")
+
+
+@graded("power_iteration", "the defaults are n_iter = 200 and seed = 0 (same result as passing "
+        "them)")
+def test_power_defaults(sub, ref):
+    # a slow-converging matrix (gap 1.02): its result still moves from step to step, so it shows
+    # the number of steps and the start vector; only sub's own results are compared.
+    W = _with_sigmas(_rng(88), 5, 4, [2.04, 2.0, 1.0, 0.5])
+    default = _triple(sub.power_iteration(W), "power_iteration(W)")
+    explicit = _triple(sub.power_iteration(W, 200, 0), "power_iteration(W, 200, 0)")
+    expect_float(default[0], explicit[0], rtol=0, atol=0, what="sigma1 with the default arguments")
+    for i, name in ((1, "u1"), (2, "v1")):
+        expect_array(default[i], explicit[i], rtol=0, atol=0,
+                     what=f"{name} with the default arguments")
+
+
+@graded("power_iteration", "n_iter = 0 is allowed: unit vectors of the right lengths")
+def test_power_zero_iterations(sub, ref):
+    W = _gap_matrix(_rng(89), 4, 3)
+    sigma, u, v = _triple(sub.power_iteration(W, 0, 5), "power_iteration(W, 0, 5)")
+    for name, vec, size in (("u1", u, 4), ("v1", v, 3)):
+        if not isinstance(vec, np.ndarray) or vec.shape != (size,) or str(vec.dtype) != "float64":
+            fail(f"{name}: expected ndarray ({size},) float64, got {describe(vec)}")
+        expect_float(float(np.linalg.norm(vec)), 1.0, rtol=0, atol=1e-9, what=f"‖{name}‖")
+    if not isinstance(sigma, float) or not 0.0 <= sigma <= _sigmas(W)[0] * (1 + 1e-9):
+        fail(f"sigma1 after 0 steps should be a float in [0, sigma1], got {describe(sigma)}")
+
+
+@graded("power_iteration", "a bool W is promoted to float64")
+def test_power_bool(sub, ref):
+    W = np.array([[True, True, False], [True, True, False]])  # sigma (2, 0)
+    _check_power(sub.power_iteration(W), W.astype(np.float64),
+                 what="power_iteration of a bool (2, 3) matrix")
 
 
 #: Library routines that compute an SVD or an eigendecomposition (power_iteration must not).
@@ -933,6 +1000,29 @@ def test_lora_bad_rank(sub, ref):
             params = sub.new("LoRALinear", base, r, 4.0).parameters()
             if params.get("lora_A") is None or params["lora_A"].shape != (r, d_in):
                 fail(f"r = {r} for a {d_in} -> {d_out} layer: lora_A should be ({r}, {d_in})")
+
+
+@graded("LoRALinear", "an r that is not an integer (2.0, True) raises ValueError")
+def test_lora_rank_not_int(sub, ref):
+    base = _base(sub, 8, 6)
+    for r in (2.0, True):
+        exc = expect_raises("ValueError", sub.new, "LoRALinear", base, r, 4.0,
+                            what=f"r = {r!r} for an 8 -> 6 layer")
+        expect_message_names(exc)
+
+
+@graded("LoRALinear", "lora_A is drawn centred on 0: about as many negative entries as positive")
+def test_lora_init_centred(sub, ref):
+    for d_in, d_out, r in ((64, 16, 8), (32, 32, 2)):
+        A = sub.new("LoRALinear", _base(sub, d_in, d_out), r, 8.0).parameters().get("lora_A")
+        if A is None or A.values is None:
+            fail("lora_A must be an nn.Parameter with values")
+        share = float(np.mean(A.values < 0))
+        # 128+ independent draws of a distribution symmetric about 0: a share outside
+        # [0.25, 0.75] happens with probability below 1e-8
+        if not 0.25 <= share <= 0.75:
+            fail(f"lora_A of shape {A.shape}: far more entries of one sign than of the other; "
+                 "draw it from a distribution centred on 0")
 
 
 @graded("LoRALinear", "on the meta device: parameters and output stay on meta", advisory=True)

@@ -338,36 +338,53 @@ def test_sdpa_float16_overflow(sub, ref):
               what=f"causal float16 attention with large values on generated q {q.shape}")
 
 
-@graded("scaled_dot_product_attention", "float16 and bfloat16 inputs: half-precision output, "
-        "close to float64 (to the dtype's rounding)")
-def test_sdpa_half(sub, ref):
-    rng = _rng(513)
-    for dtype in ("float16", "bfloat16"):
-        q, k, v = _qkv(rng, (2, 2), 5, 7, 16, 8, dtype=dtype, scale=2.0)
-        _sdpa(sub, ref, q, k, v, dtype=dtype, what=f"{dtype} attention")
-        m = _mask_bool(rng, (2, 1, 5, 7))
-        _sdpa(sub, ref, q, k, v, m, dtype=dtype, is_causal=True,
-              what=f"{dtype} attention with a bool mask and is_causal")
-        fm = _round(np.where(_mask_bool(rng, (5, 7)), rng.uniform(-2, 0, (5, 7)), -np.inf), dtype)
-        _sdpa(sub, ref, q, k, v, fm, dtype=dtype,
-              what=f"{dtype} attention with a {dtype} float mask")
+def _sdpa_half(sub, ref, dtype: str, seed: int) -> None:
+    rng = _rng(seed)
+    q, k, v = _qkv(rng, (2, 2), 5, 7, 16, 8, dtype=dtype, scale=2.0)
+    _sdpa(sub, ref, q, k, v, dtype=dtype, what=f"{dtype} attention")
+    m = _mask_bool(rng, (2, 1, 5, 7))
+    _sdpa(sub, ref, q, k, v, m, dtype=dtype, is_causal=True,
+          what=f"{dtype} attention with a bool mask and is_causal")
+    fm = _round(np.where(_mask_bool(rng, (5, 7)), rng.uniform(-2, 0, (5, 7)), -np.inf), dtype)
+    _sdpa(sub, ref, q, k, v, fm, dtype=dtype, what=f"{dtype} attention with a {dtype} float mask")
 
 
-@graded("scaled_dot_product_attention", "half-precision scores with a large common offset "
-        "(about 300): their small differences survive, computed in float32")
+@graded("scaled_dot_product_attention", "float16 inputs: float16 output, close to float64 (to "
+        "float16 rounding), with and without masks")
+def test_sdpa_float16(sub, ref):
+    _sdpa_half(sub, ref, "float16", 513)
+
+
+@graded("scaled_dot_product_attention", "bfloat16 inputs: bfloat16 output, close to float64 (to "
+        "bfloat16 rounding), with and without masks")
+def test_sdpa_bfloat16(sub, ref):
+    _sdpa_half(sub, ref, "bfloat16", 526)
+
+
+@graded("scaled_dot_product_attention", "float16 scores with a large common offset (about "
+        "300): their small differences survive, computed in float32")
 def test_sdpa_half_offset(sub, ref):
-    rng = _rng(514)
+    _sdpa_offset(sub, ref, "float16", 514)
+
+
+@graded("scaled_dot_product_attention", "bfloat16 scores with a large common offset (about "
+        "300): their small differences survive, computed in float32")
+def test_sdpa_bfloat16_offset(sub, ref):
+    _sdpa_offset(sub, ref, "bfloat16", 527)
+
+
+def _sdpa_offset(sub, ref, dtype: str, seed: int) -> None:
+    rng = _rng(seed)
     E = 64
-    for dtype in ("float16", "bfloat16"):
-        # every score is ~300 ± a few units: in float16/bfloat16 their spacing there is 0.25/2,
-        # so scores computed in the input dtype lose the differences softmax depends on
-        q = _round(6.0 + rng.standard_normal((2, 8, E)), dtype)
-        k = _round(6.0 + rng.standard_normal((2, 8, E)), dtype)
-        v = _round(rng.standard_normal((2, 8, 8)), dtype)
-        _sdpa(sub, ref, q, k, v, dtype=dtype, is_causal=True,
-              what=f"causal {dtype} attention with a large common score offset")
-        _sdpa(sub, ref, q, k, v, dtype=dtype,
-              what=f"{dtype} attention with a large common score offset")
+    # every score is ~300 ± a few units: in float16/bfloat16 their spacing there is 0.25/2,
+    # so scores computed in the input dtype lose the differences softmax depends on
+    q = _round(6.0 + rng.standard_normal((2, 8, E)), dtype)
+    k = _round(6.0 + rng.standard_normal((2, 8, E)), dtype)
+    v = _round(rng.standard_normal((2, 8, 8)), dtype)
+    _sdpa(sub, ref, q, k, v, dtype=dtype, is_causal=True,
+          what=f"causal {dtype} attention with a large common score offset")
+    _sdpa(sub, ref, q, k, v, dtype=dtype,
+          what=f"{dtype} attention with a large common score offset")
 
 
 @graded("scaled_dot_product_attention", "the weights of each row sum to one (v = I returns them)")
@@ -420,20 +437,30 @@ def test_sdpa_property(sub, ref, lead, shape, E, Ev, causal, kind, seed):
         "q and k of different widths E raise ValueError with a message")
 def test_sdpa_bad_width(sub, ref):
     rng = _rng(516)
-    q, k, v = (rng.standard_normal(s) for s in ((2, 3, 4), (2, 5, 6), (2, 5, 4)))
-    exc = expect_raises("ValueError", sub.scaled_dot_product_attention, _t(q), _t(k), _t(v),
-                        what="q (2, 3, 4) with k (2, 5, 6)")
-    expect_message_names(exc)
+    for shapes in (((2, 3, 4), (2, 5, 6), (2, 5, 4)), ((2, 3, 6), (2, 5, 4), (2, 5, 4))):
+        q, k, v = (rng.standard_normal(s) for s in shapes)
+        exc = expect_raises("ValueError", sub.scaled_dot_product_attention, _t(q), _t(k), _t(v),
+                            what=f"q {q.shape} with k {k.shape}")
+        expect_message_names(exc, str(q.shape), str(k.shape))
 
 
 @graded("scaled_dot_product_attention",
         "k and v of different lengths S raise ValueError with a message")
 def test_sdpa_bad_length(sub, ref):
     rng = _rng(517)
-    q, k, v = (rng.standard_normal(s) for s in ((2, 3, 4), (2, 5, 4), (2, 6, 4)))
-    exc = expect_raises("ValueError", sub.scaled_dot_product_attention, _t(q), _t(k), _t(v),
-                        what="k (2, 5, 4) with v (2, 6, 4)")
-    expect_message_names(exc)
+    for shapes in (((2, 3, 4), (2, 5, 4), (2, 6, 4)), ((2, 3, 4), (2, 5, 4), (2, 4, 4))):
+        q, k, v = (rng.standard_normal(s) for s in shapes)
+        exc = expect_raises("ValueError", sub.scaled_dot_product_attention, _t(q), _t(k), _t(v),
+                            what=f"k {k.shape} with v {v.shape}")
+        expect_message_names(exc, str(k.shape), str(v.shape))
+
+
+@graded("scaled_dot_product_attention",
+        "sizes past 256 (E = 264, S = 260 keys) are compared by value, not identity")
+def test_sdpa_past_256(sub, ref):
+    rng = _rng(525)
+    q, k, v = _qkv(rng, (), 2, 260, 264, 3)
+    _sdpa(sub, ref, q, k, v, what="attention on generated q (2, 264), k (260, 264), v (260, 3)")
 
 
 @graded("scaled_dot_product_attention", "is_causal with more queries than keys raises ValueError")
@@ -540,6 +567,35 @@ def test_sdpa_cuda_vs_torch(sub, ref):
 # ---------------------------------------------------------------- split_heads
 
 
+@graded("scaled_dot_product_attention",
+        "leading axes of q, k and v that do not broadcast raise ValueError naming the shapes")
+def test_sdpa_lead_mismatch(sub, ref):
+    rng = _rng(523)
+    for odd in range(3):  # q, then k, then v has a batch axis of 3 against the others' 2
+        lead = [(2,), (2,), (2,)]
+        lead[odd] = (3,)
+        shapes = ((*lead[0], 3, 4), (*lead[1], 5, 4), (*lead[2], 5, 2))
+        args = [rng.standard_normal(s) for s in shapes]
+        exc = expect_raises("ValueError", sub.scaled_dot_product_attention,
+                            *(_t(a) for a in args),
+                            what=f"q {shapes[0]}, k {shapes[1]} and v {shapes[2]}")
+        expect_message_names(exc, str(shapes[odd]))
+
+
+@graded("scaled_dot_product_attention", "a mask that does not broadcast to the scores' shape "
+        "(..., L, S), or would enlarge it, raises ValueError naming its shape")
+def test_sdpa_bad_mask_shape(sub, ref):
+    rng = _rng(524)
+    q, k, v = _qkv(rng, (2,), 4, 6, 3, 2)  # scores (2, 4, 6)
+    for shape, kind in (((5, 6), "bool"), ((3, 1, 4, 6), "bool"), ((1, 2, 4, 6), "float64")):
+        m = _mask_bool(rng, shape) if kind == "bool" else rng.standard_normal(shape)
+        exc = expect_raises("ValueError", sub.scaled_dot_product_attention, _t(q), _t(k), _t(v),
+                            mask=_t(m, kind),
+                            what=f"a {kind} mask of shape {shape} for scores of shape (2, 4, 6)")
+        expect_message_names(exc, str(shape))
+
+
+
 @graded("split_heads", "random (B, L, D) split into 1, 2, 4 and D heads match the reference")
 def test_split_random(sub, ref):
     rng = _rng(530)
@@ -560,15 +616,30 @@ def test_split_layout(sub, ref):
                   what="split_heads of arange(72).reshape(2, 3, 12)")
 
 
-@graded("split_heads", "keeps the dtype: float32, float16, bfloat16 and int64")
-def test_split_dtypes(sub, ref):
-    rng = _rng(531)
-    x = rng.standard_normal((2, 3, 8))
-    for dtype in ("float32", "float16", "bfloat16"):
-        xr = _round(x, dtype)
-        expect_tensor(sub.split_heads(_t(xr, dtype), 4), ref.split_heads(_torch(xr), 4).numpy(),
-                      dtype=dtype, rtol=0, atol=0, what=f"split_heads of a {dtype} tensor")
-    xi = rng.integers(-50, 50, size=(2, 3, 8))
+def _split_dtype(sub, ref, dtype: str) -> None:
+    xr = _round(_rng(531).standard_normal((2, 3, 8)), dtype)
+    expect_tensor(sub.split_heads(_t(xr, dtype), 4), ref.split_heads(_torch(xr), 4).numpy(),
+                  dtype=dtype, rtol=0, atol=0, what=f"split_heads of a {dtype} tensor")
+
+
+@graded("split_heads", "keeps the dtype: float32")
+def test_split_float32(sub, ref):
+    _split_dtype(sub, ref, "float32")
+
+
+@graded("split_heads", "keeps the dtype: float16")
+def test_split_float16(sub, ref):
+    _split_dtype(sub, ref, "float16")
+
+
+@graded("split_heads", "keeps the dtype: bfloat16")
+def test_split_bfloat16(sub, ref):
+    _split_dtype(sub, ref, "bfloat16")
+
+
+@graded("split_heads", "keeps the dtype: int64")
+def test_split_int64(sub, ref):
+    xi = _rng(531).integers(-50, 50, size=(2, 3, 8))
     got = sub.split_heads(_t(xi, "int64"), 2)
     expect_tensor(got, xi.reshape(2, 3, 2, 4).transpose(0, 2, 1, 3), dtype="int64",
                   what="split_heads of an int64 tensor")
@@ -621,15 +692,30 @@ def test_merge_inverse(sub, ref):
                       what=f"merge_heads of a split generated {x.shape} input")
 
 
-@graded("merge_heads", "keeps the dtype: float32, float16, bfloat16 and int64")
-def test_merge_dtypes(sub, ref):
-    rng = _rng(542)
-    x = rng.standard_normal((2, 4, 3, 2))
-    for dtype in ("float32", "float16", "bfloat16"):
-        xr = _round(x, dtype)
-        expect_tensor(sub.merge_heads(_t(xr, dtype)), ref.merge_heads(_torch(xr)).numpy(),
-                      dtype=dtype, rtol=0, atol=0, what=f"merge_heads of a {dtype} tensor")
-    xi = rng.integers(-50, 50, size=(2, 4, 3, 2))
+def _merge_dtype(sub, ref, dtype: str) -> None:
+    xr = _round(_rng(542).standard_normal((2, 4, 3, 2)), dtype)
+    expect_tensor(sub.merge_heads(_t(xr, dtype)), ref.merge_heads(_torch(xr)).numpy(),
+                  dtype=dtype, rtol=0, atol=0, what=f"merge_heads of a {dtype} tensor")
+
+
+@graded("merge_heads", "keeps the dtype: float32")
+def test_merge_float32(sub, ref):
+    _merge_dtype(sub, ref, "float32")
+
+
+@graded("merge_heads", "keeps the dtype: float16")
+def test_merge_float16(sub, ref):
+    _merge_dtype(sub, ref, "float16")
+
+
+@graded("merge_heads", "keeps the dtype: bfloat16")
+def test_merge_bfloat16(sub, ref):
+    _merge_dtype(sub, ref, "bfloat16")
+
+
+@graded("merge_heads", "keeps the dtype: int64")
+def test_merge_int64(sub, ref):
+    xi = _rng(542).integers(-50, 50, size=(2, 4, 3, 2))
     expect_tensor(sub.merge_heads(_t(xi, "int64")), xi.transpose(0, 2, 1, 3).reshape(2, 3, 8),
                   dtype="int64", what="merge_heads of an int64 tensor")
 
@@ -822,6 +908,25 @@ def test_mha_indivisible(sub, ref):
     for d, h in ((10, 3), (8, 3), (6, 4)):
         expect_raises("ValueError", sub.new, "MultiHeadAttention", d, h,
                       what=f"d_model = {d} with {h} heads")
+
+
+@graded("MultiHeadAttention", "the attributes d_model, n_heads and d_h = d_model // n_heads "
+        "are integers")
+def test_mha_attributes(sub, ref):
+    for d, h in ((12, 3), (8, 8)):
+        mha = sub.new("MultiHeadAttention", d, h)
+        for name, want in (("d_h", d // h), ("n_heads", h)):
+            got = mha.attribute(name)
+            if type(got) is not int or got != want:
+                fail(f"MultiHeadAttention({d}, {h}).{name} should be the integer {want}, "
+                     f"got {describe(got)}")
+
+
+@graded("MultiHeadAttention", "d_model past 256 (264 in 2 heads) matches the reference")
+def test_mha_wide(sub, ref):
+    rng = _rng(570)
+    _check_mha(sub, ref, 264, 2, rng.standard_normal((1, 3, 264)), seed=571,
+               what="MultiHeadAttention(264, 2) on a generated (1, 3, 264) input")
 
 
 @graded("MultiHeadAttention", "runs on the meta device without a loop over positions",

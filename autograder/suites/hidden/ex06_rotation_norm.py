@@ -119,10 +119,10 @@ def test_rope_angles_rotary_dim_2(sub, ref):
                  what="rope_angles(positions, 2)")
 
 
-@graded("rope_angles", "the base argument is honoured (500000 as in LLaMA 3, and 10)")
+@graded("rope_angles", "the base argument is honoured (500000 as in LLaMA 3, 10, and 0.5 < 1)")
 def test_rope_angles_base(sub, ref):
     pos = np.arange(6)
-    for base in (500000.0, 10.0, 1e6):
+    for base in (500000.0, 10.0, 1e6, 0.5):
         expect_array(sub.rope_angles(pos, 16, base=base), ref.rope_angles(pos, 16, base=base),
                      what="rope_angles(arange(6), 16) with a generated base")
 
@@ -146,6 +146,13 @@ def test_rope_angles_dtype(sub, ref):
                  what="rope_angles(int32 positions, 12)")
 
 
+@graded("rope_angles", "float positions (position interpolation) follow the same formula")
+def test_rope_angles_float_positions(sub, ref):
+    pos = np.array([0.0, 0.5, 1.25, 7.75])
+    expect_array(sub.rope_angles(pos, 8), ref.rope_angles(pos, 8),
+                 what="rope_angles(float positions of shape (4,), 8)")
+
+
 @graded("rope_angles", "odd rotary_dim (1, 3, 63) raises ValueError with a message")
 def test_rope_angles_odd_hidden(sub, ref):
     for rd in (1, 3, 63):
@@ -165,10 +172,10 @@ def test_rope_angles_property(sub, ref, seed, n, h, base):
 # ---------------------------------------------------------------- apply_rope
 
 
-@graded("apply_rope", "random queries of several shapes (batched, heads, odd n) match")
+@graded("apply_rope", "random queries of several shapes (batched, heads, odd n, n = 260) match")
 def test_apply_rope_random(sub, ref):
     rng = _rng(61)
-    for shape in ((3, 8), (2, 3, 5, 16), (1, 1, 4), (2, 7, 10), (1, 6), (4, 2)):
+    for shape in ((3, 8), (2, 3, 5, 16), (1, 1, 4), (2, 7, 10), (1, 6), (4, 2), (260, 2)):
         x = rng.standard_normal(shape)
         pos = rng.integers(0, 512, size=shape[-2])
         expect_array(sub.apply_rope(x, pos), ref.apply_rope(x, pos),
@@ -351,7 +358,7 @@ def test_apply_rope_rotary_dim_too_large(sub, ref):
     for rd in (10, 16):
         exc = expect_raises("ValueError", sub.apply_rope, x, np.arange(3), rd,
                             what=f"rotary_dim = {rd} with d = 8")
-        expect_message_names(exc)
+        expect_message_names(exc, str(rd))
 
 
 @graded("apply_rope", "positions of the wrong length raise ValueError")
@@ -475,6 +482,13 @@ def test_rms_norm_bad_weight(sub, ref):
     x = _rng(80).standard_normal((3, 6))
     expect_raises("ValueError", sub.rms_norm, x, np.ones(5), what="x (3, 6) with weight (5,)")
     expect_raises("ValueError", sub.rms_norm, x, np.ones(7), what="x (3, 6) with weight (7,)")
+
+
+@graded("rms_norm", "an empty batch (0, 4) gives an empty (0, 4) result")
+def test_rms_norm_empty_batch(sub, ref):
+    x = np.zeros((0, 4))
+    expect_array(sub.rms_norm(x, np.ones(4)), ref.rms_norm(x, np.ones(4)),
+                 what="rms_norm of a (0, 4) input")
 
 
 # ---------------------------------------------------------------- layer_norm
@@ -610,13 +624,21 @@ def test_layer_norm_bad_params(sub, ref):
                   what="x (3, 6) with bias (7,)")
 
 
+@graded("layer_norm", "an empty batch (0, 4) gives an empty (0, 4) result")
+def test_layer_norm_empty_batch(sub, ref):
+    x = np.zeros((0, 4))
+    expect_array(sub.layer_norm(x, np.ones(4), np.zeros(4)),
+                 ref.layer_norm(x, np.ones(4), np.zeros(4)), what="layer_norm of a (0, 4) input")
+
+
 # ---------------------------------------------------------------- qk_norm
 
 
-@graded("qk_norm", "random (h, n, d_h) queries and keys match, with separate gains")
+@graded("qk_norm", "random (h, n, d_h) queries and keys match, with separate gains "
+        "(d_h up to 260)")
 def test_qk_norm_random(sub, ref):
     rng = _rng(90)
-    for h, n, d in ((2, 3, 8), (4, 1, 16), (1, 5, 6), (3, 2, 1)):
+    for h, n, d in ((2, 3, 8), (4, 1, 16), (1, 5, 6), (3, 2, 1), (1, 1, 260)):
         q = rng.standard_normal((h, n, d)) * 3.0
         k = rng.standard_normal((h, n, d)) * 0.2
         wq, wk = rng.uniform(0.5, 1.5, (2, d))
@@ -690,6 +712,14 @@ def test_qk_norm_mixed_dtypes(sub, ref):
         dtype_q="float32", dtype_k="float64")
 
 
+@graded("qk_norm", "integer queries and keys are promoted to float64")
+def test_qk_norm_int(sub, ref):
+    q = np.array([[[1, 2, 3, 4], [0, -3, 5, 2]]])
+    k = np.array([[[2, 0, -1, 1]]])
+    _qk(sub, ref, q, k, np.ones(4), np.full(4, 0.5), "qk_norm on int64 q (1, 2, 4), k (1, 1, 4)",
+        dtype_q="float64", dtype_k="float64")
+
+
 @graded("qk_norm", "a single head and token keep their shapes (1, 1, d_h)")
 def test_qk_norm_single(sub, ref):
     rng = _rng(98)
@@ -709,10 +739,16 @@ def test_qk_norm_property(sub, ref, seed, lead, n, n_k, d, log_scale):
     _qk(sub, ref, q, k, wq, wk, f"qk_norm on generated q of shape {q.shape}, k {k.shape}")
 
 
-@graded("qk_norm", "queries and keys with different head dims raise ValueError")
+@graded("qk_norm", "queries and keys with different head dims raise ValueError naming both "
+        "shapes")
 def test_qk_norm_head_dim_mismatch(sub, ref):
     rng = _rng(99)
-    q = rng.standard_normal((2, 3, 8))
-    k = rng.standard_normal((2, 3, 6))
-    expect_raises("ValueError", sub.qk_norm, q, k, np.ones(8), np.ones(8),
-                  what="q (2, 3, 8) with k (2, 3, 6)")
+    # each gain fits its own input: only the head-dim check catches these
+    for dq, dk in ((8, 6), (6, 8)):
+        q = rng.standard_normal((2, 3, dq))
+        k = rng.standard_normal((2, 3, dk))
+        exc = expect_raises("ValueError", sub.qk_norm, q, k, np.ones(dq), np.ones(dk),
+                            what=f"q {q.shape} with k {k.shape}")
+        expect_message_names(exc, str(q.shape), str(k.shape))
+
+

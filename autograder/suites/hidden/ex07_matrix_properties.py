@@ -144,10 +144,14 @@ def test_spectral_radius_scaled_orthogonal(sub, ref):
                      what="spectral_radius of λ times a generated orthogonal (6, 6) matrix")
 
 
-@graded("spectral_radius", "integer and float32 matrices give a float (float32 to its precision)")
-def test_spectral_radius_dtypes(sub, ref):
+@graded("spectral_radius", "an integer matrix gives a float")
+def test_spectral_radius_int(sub, ref):
     expect_float(sub.spectral_radius(np.array([[2, 1], [1, 2]])), 3.0,
                  what="spectral_radius of int matrix [[2, 1], [1, 2]]")
+
+
+@graded("spectral_radius", "a float32 matrix gives a float (to float32's precision)")
+def test_spectral_radius_float32(sub, ref):
     W = _rng(75).standard_normal((5, 5)).astype(np.float32)
     expect_float(sub.spectral_radius(W), ref.spectral_radius(W.astype(np.float64)),
                  rtol=1.3e-5, atol=1e-5, what="spectral_radius of a generated float32 (5, 5)")
@@ -170,6 +174,13 @@ def test_spectral_radius_not_square(sub, ref):
         exc = expect_raises("ValueError", sub.spectral_radius, np.ones(shape),
                             what=f"W of shape {shape}")
         expect_message_names(exc)
+
+
+@graded("spectral_radius", "a large (300, 300) matrix works")
+def test_spectral_radius_large(sub, ref):
+    W = _rng(77).standard_normal((300, 300)) / np.sqrt(300)
+    expect_float(sub.spectral_radius(W), ref.spectral_radius(W), rtol=1e-9,
+                 what="spectral_radius of a generated (300, 300) matrix")
 
 
 # ---------------------------------------------------------------- bptt_jacobian
@@ -240,18 +251,54 @@ def test_bptt_saturated(sub, ref):
                  what="bptt_jacobian on generated saturated pre-activations (3, 4)")
 
 
-@graded("bptt_jacobian", "float32 in gives float32 out; integers give float64")
-def test_bptt_dtypes(sub, ref):
+@graded("bptt_jacobian", "float32 in gives float32 out")
+def test_bptt_float32(sub, ref):
     rng = _rng(85)
     W = (rng.standard_normal((4, 4)) / 2).astype(np.float32)
     A = rng.standard_normal((5, 4)).astype(np.float32)
     expect_array(sub.bptt_jacobian(W, A),
                  ref.bptt_jacobian(W.astype(np.float64), A.astype(np.float64)),
                  dtype="float32", what="bptt_jacobian on float32 inputs (4, 4), (5, 4)")
+
+
+@graded("bptt_jacobian", "integers give float64")
+def test_bptt_int(sub, ref):
     Wi = np.array([[1, 0], [2, -1]])
     Ai = np.array([[0, 1], [1, 0]])
     expect_array(sub.bptt_jacobian(Wi, Ai), ref.bptt_jacobian(Wi.astype(float), Ai.astype(float)),
                  what="bptt_jacobian on int64 inputs (2, 2), (2, 2)")
+
+
+@graded("bptt_jacobian", "huge pre-activations (|a| up to 1000, float64) give zeros or tiny "
+        "numbers, never NaN or inf")
+def test_bptt_huge_float64(sub, ref):
+    rng = _rng(88)
+    W = rng.standard_normal((3, 3))
+    A = rng.choice([-1.0, 1.0], (2, 3)) * rng.uniform(300.0, 1000.0, (2, 3))
+    A[0, 0] = 5.0  # one unsaturated entry
+    expect_array(sub.bptt_jacobian(W, A), ref.bptt_jacobian(W, A),
+                 what="bptt_jacobian on generated huge pre-activations (2, 3)")
+
+
+@graded("bptt_jacobian", "huge pre-activations in float32 (|a| from 45 to 100) give tiny "
+        "numbers, never NaN or inf")
+def test_bptt_huge_float32(sub, ref):
+    rng = _rng(89)
+    W = rng.standard_normal((3, 3)).astype(np.float32)
+    A = (rng.choice([-1.0, 1.0], (1, 3)) * rng.uniform(45.0, 100.0, (1, 3))).astype(np.float32)
+    expect_array(sub.bptt_jacobian(W, A),
+                 ref.bptt_jacobian(W.astype(np.float64), A.astype(np.float64)),
+                 dtype="float32", what="bptt_jacobian on generated huge float32 "
+                                       "pre-activations (1, 3)")
+
+
+@graded("bptt_jacobian", "a large hidden size (d = 300) works")
+def test_bptt_large(sub, ref):
+    rng = _rng(79)
+    W = rng.standard_normal((300, 300)) / np.sqrt(300)
+    A = rng.standard_normal((2, 300))
+    expect_array(sub.bptt_jacobian(W, A), ref.bptt_jacobian(W, A),
+                 what="bptt_jacobian with W_hh (300, 300) and pre-activations (2, 300)")
 
 
 @graded("bptt_jacobian", "matches the reference on generated shapes and scales")
@@ -264,15 +311,28 @@ def test_bptt_property(sub, ref, seed, T, d, scale):
                  what=f"bptt_jacobian with W_hh ({d}, {d}) and pre-activations ({T}, {d})")
 
 
-@graded("bptt_jacobian", "mismatched shapes raise ValueError")
+@graded("bptt_jacobian", "pre-activations that are not (T, d) raise ValueError naming "
+        "their shape")
 def test_bptt_shape_errors(sub, ref):
     rng = _rng(86)
-    cases = (((3, 3), (4, 2)), ((3, 3), (4, 4)), ((2, 3), (4, 3)))
+    cases = (((3, 3), (4, 2)), ((3, 3), (4, 4)), ((3, 3), (3,)), ((3, 3), (2, 3, 3)))
     for w_shape, a_shape in cases:
         exc = expect_raises("ValueError", sub.bptt_jacobian, rng.standard_normal(w_shape),
                             rng.standard_normal(a_shape),
                             what=f"W_hh {w_shape} with pre-activations {a_shape}")
-        expect_message_names(exc)
+        expect_message_names(exc, str(a_shape))
+
+
+@graded("bptt_jacobian", "a W_hh that is not square 2-D raises ValueError naming its shape")
+def test_bptt_w_errors(sub, ref):
+    rng = _rng(78)
+    cases = (((2, 3), (4, 3)), ((2, 3), (4, 2)), ((3, 2), (4, 3)), ((3,), (4, 3)),
+             ((2, 2, 2), (4, 2)))
+    for w_shape, a_shape in cases:
+        exc = expect_raises("ValueError", sub.bptt_jacobian, rng.standard_normal(w_shape),
+                            rng.standard_normal(a_shape),
+                            what=f"W_hh {w_shape} with pre-activations {a_shape}")
+        expect_message_names(exc, str(w_shape))
 
 
 # ---------------------------------------------------------------- condition_number
@@ -439,6 +499,9 @@ def test_pd_nearly_symmetric(sub, ref):
         E = rng.uniform(-1.0, 1.0, (5, 5)) * 1e-12 * np.max(np.abs(S))
         _bool(sub, S + E, True,
               "is_positive_definite of a generated (5, 5) SPD matrix with rounding-level asymmetry")
+    # exactly at the bound: max|A − Aᵀ| = 1e-10 = 1e-10 · max|A| counts as symmetric
+    _bool(sub, np.array([[1.0, 0.0], [1e-10, 1.0]]), True,
+          "is_positive_definite of a (2, 2) matrix whose asymmetry is exactly 1e-10·max|A|")
 
 
 @graded("is_positive_definite",
@@ -482,10 +545,14 @@ def test_pd_edge(sub, ref):
     _bool(sub, np.array([[-1.0]]), False, "is_positive_definite([[-1]])")
 
 
-@graded("is_positive_definite", "float32 and integer matrices work")
-def test_pd_dtypes(sub, ref):
+@graded("is_positive_definite", "float32 matrices work")
+def test_pd_float32(sub, ref):
     S = _spd(4, _rng(106), kappa=10.0).astype(np.float32)
     _bool(sub, S, True, "is_positive_definite of a generated float32 (4, 4) SPD matrix")
+
+
+@graded("is_positive_definite", "integer matrices work")
+def test_pd_int(sub, ref):
     _bool(sub, np.array([[2, -1, 0], [-1, 2, -1], [0, -1, 2]]), True,
           "is_positive_definite of int matrix tridiag(-1, 2, -1)")
     _bool(sub, np.array([[1, 2], [2, 1]]), False, "is_positive_definite of int [[1, 2], [2, 1]]")
@@ -505,12 +572,46 @@ def test_pd_property(sub, ref, seed, n, n_neg, log_scale):
           f"is_positive_definite of a generated symmetric ({n}, {n}) matrix")
 
 
-@graded("is_positive_definite", "a non-square matrix raises ValueError")
+@graded("is_positive_definite", "a non-square matrix raises ValueError naming its shape")
 def test_pd_not_square(sub, ref):
     for shape in ((2, 3), (4, 1)):
         exc = expect_raises("ValueError", sub.is_positive_definite, np.ones(shape),
                             what=f"A of shape {shape}")
-        expect_message_names(exc)
+        expect_message_names(exc, str(shape))
+
+
+@graded("is_positive_definite", "1-D and 3-D input raise ValueError naming the shape")
+def test_pd_bad_rank(sub, ref):
+    for shape in ((4,), (2, 2, 2)):
+        exc = expect_raises("ValueError", sub.is_positive_definite, np.ones(shape),
+                            what=f"A of shape {shape}")
+        expect_message_names(exc, str(shape))
+
+
+@graded("is_positive_definite", "bool matrices count True as 1: the identity is True, all "
+        "ones is False")
+def test_pd_bool(sub, ref):
+    _bool(sub, np.eye(3, dtype=bool), True, "is_positive_definite of the bool identity (3, 3)")
+    _bool(sub, np.ones((2, 2), dtype=bool), False, "is_positive_definite of bool ones (2, 2)")
+
+
+@graded("is_positive_definite", "extreme scales keep the verdict: entries near float64's limit "
+        "(8e307) or tiny (1e-300)")
+def test_pd_extreme_scales(sub, ref):
+    A = np.array([[8e307, 5e307], [5e307, 8e307]])  # eigenvalues 1.3e308 and 3e307
+    _bool(sub, A, True, "is_positive_definite of a (2, 2) SPD matrix with entries near 1e308")
+    _bool(sub, np.array([[5e307, 8e307], [8e307, 5e307]]), False,
+          "is_positive_definite of an indefinite (2, 2) matrix with entries near 1e308")
+    S = _spd(4, _rng(107), kappa=10.0)
+    _bool(sub, S * 1e-300, True, "is_positive_definite of a generated (4, 4) SPD matrix "
+                                 "scaled by 1e-300")
+
+
+@graded("is_positive_definite", "a large (300, 300) SPD matrix is True")
+def test_pd_large(sub, ref):
+    X = _rng(108).standard_normal((300, 310))
+    _bool(sub, X @ X.T / 310.0 + np.eye(300), True,
+          "is_positive_definite of a generated (300, 300) SPD matrix")
 
 
 # ---------------------------------------------------------------- gram_matrix
@@ -638,12 +739,15 @@ def test_ns_fixed_point(sub, ref):
                      what=f"newton_schulz_orthogonalize of a generated orthonormal {shape} matrix")
 
 
-@graded("newton_schulz_orthogonalize",
-        "float32 in gives float32 out (to float32 accuracy); int gives float64")
-def test_ns_dtypes(sub, ref):
+@graded("newton_schulz_orthogonalize", "float32 in gives float32 out (to float32 accuracy)")
+def test_ns_float32(sub, ref):
     G = _well_conditioned(6, 4, _rng(127)).astype(np.float32)
     expect_array(sub.newton_schulz_orthogonalize(G), _polar(G), dtype="float32",
                  what="newton_schulz_orthogonalize of a generated float32 (6, 4) matrix")
+
+
+@graded("newton_schulz_orthogonalize", "an integer G gives float64")
+def test_ns_int(sub, ref):
     Gi = np.array([[3, 1], [1, 2], [0, 1]])
     _polar_check(sub, Gi, "newton_schulz_orthogonalize of int matrix (3, 2)")
 
@@ -662,6 +766,27 @@ def test_ns_property(sub, ref, seed, m, n):
 
 
 # ---------------------------------------------------------------- sliding_window_mask
+
+
+@graded("newton_schulz_orthogonalize",
+        "forms the Gram product on the smaller side: a wide (8, 1024) or tall (1024, 8) G never "
+        "holds a (1024, 1024) array (peak memory measured in the worker)", advisory=True)
+def test_ns_smaller_side_memory(sub, ref):
+    rng = _rng(128)
+    big = 1024 * 1024 * 8  # bytes of the (1024, 1024) float64 Gram product on the wrong side
+    for shape, side in (((8, 1024), "X Xᵀ (8, 8)"), ((1024, 8), "Xᵀ X (8, 8)")):
+        G = _well_conditioned(*shape, rng)
+        what = f"newton_schulz_orthogonalize of a generated {shape} matrix"
+        out = sub.probe("peak_memory", TOPIC, "newton_schulz_orthogonalize", G, n_iter=3)
+        if not isinstance(out, dict) or "peak_bytes" not in out:
+            fail(f"could not measure the memory of {what} (got {describe(out)})")
+        expect_array(out["result"], ref.newton_schulz_orthogonalize(G, n_iter=3),
+                     what=what + " with n_iter = 3")
+        if out["peak_bytes"] > big // 4:
+            advice = f"form {side}, the smaller side, not the (1024, 1024) one (8 MiB)"
+            fail(f"{what} held {out['peak_bytes'] / 2**20:.1f} MiB at once: {advice}",
+                 f"{what} held more than 2 MiB at once: {advice}")
+
 
 
 @graded("sliding_window_mask", "causal windows of several sizes: 0 ≤ i − j < window")
@@ -717,13 +842,20 @@ def test_window_property(sub, ref, n, window, causal):
                  what=f"sliding_window_mask with n = {n}")
 
 
-@graded("sliding_window_mask", "window < 1 raises ValueError with a message")
+@graded("sliding_window_mask", "window < 1 raises ValueError naming the window")
 def test_window_errors(sub, ref):
     for w in (0, -2):
         for causal in (True, False):
             exc = expect_raises("ValueError", sub.sliding_window_mask, 6, w, causal=causal,
                                 what=f"window = {w}, causal={causal}")
-            expect_message_names(exc)
+            expect_message_names(exc, str(w))
+
+
+@graded("sliding_window_mask", "n = 0 gives an empty (0, 0) bool mask")
+def test_window_empty(sub, ref):
+    for causal in (True, False):
+        expect_array(sub.sliding_window_mask(0, 3, causal=causal), np.zeros((0, 0), dtype=bool),
+                     what=f"sliding_window_mask(0, 3, causal={causal})")
 
 
 # ---------------------------------------------------------------- mask_density

@@ -16,7 +16,10 @@ rounded to the input dtype before P·V, O rounded once) plus 1e-5; gradients lik
 the recipe being the backward formulas in float32 from the same O and lse, rounded once, and
 the error being measured against the exact float64 gradients. bfloat16 is graded on CUDA only
 (``gpu=True``, no points): Triton 3.9's interpreter multiplies bfloat16 tiles' raw storage in
-``tl.dot``. That a Triton kernel did the work is counted in the worker (advisory).
+``tl.dot``. That a Triton kernel did the work is counted in the worker (advisory). The
+RuntimeError for CPU tensors while ``TRITON_INTERPRET`` is unset is not graded: the worker's
+triton was imported with the interpreter on, and a correct function may ask triton, not the
+environment, whether it is.
 
 Messages never show inputs: generated inputs are described by their shapes only.
 """
@@ -128,7 +131,24 @@ def test_softmax_errors(sub, ref):
     for shape in ((5,), (2, 3, 4), (3, 0), (1, 65537)):
         exc = expect_raises("ValueError", sub.softmax_rows, tensor(np.zeros(shape), "float32"),
                             what=f"x of shape {shape}")
-        expect_message_names(exc)
+        expect_message_names(exc, str(shape))
+    expect_raises("ValueError", sub.softmax_rows, np.zeros((2, 3), np.float32),
+                  what="x a NumPy array (2, 3), not a tensor")
+
+
+@graded("softmax_rows", "the longest row allowed, N = 65536 = 2¹⁶, is accepted (x of shape "
+        "(0, 65536): no rows, so no kernel time is spent on it)")
+def test_softmax_longest_row(sub, ref):
+    expect_tensor(sub.softmax_rows(tensor(np.zeros((0, 2**16)), "float32")),
+                  np.zeros((0, 2**16)), dtype="float32",
+                  what="softmax_rows of a (0, 65536) float32 tensor")
+
+
+@graded("softmax_rows", "no rows, x of shape (0, 7): an empty (0, 7) result in x's dtype")
+def test_softmax_no_rows(sub, ref):
+    for dtype in ("float32", "float16"):
+        expect_tensor(sub.softmax_rows(tensor(np.zeros((0, 7)), dtype)), np.zeros((0, 7)),
+                      dtype=dtype, what=f"softmax_rows of a (0, 7) {dtype} tensor")
 
 
 @graded("softmax_rows", "a Triton kernel computes it (kernel launches counted in the worker)",
@@ -205,12 +225,12 @@ def test_forward_scale(sub, ref):
 
 
 @graded("flash_attention_forward",
-        "block sizes 16, 32 and 64 in other pairings give the same result, causal or not")
+        "block sizes 16, 32, 64 and 128 in other pairings give the same result, causal or not")
 def test_forward_blocks(sub, ref):
     rng = seeded(824)
     q, k, v = qkv(rng, (1, 1), 40, 70, 16, 16)
     for block_m, block_n, causal in ((32, 32, False), (64, 16, True), (16, 64, True),
-                                     (32, 16, False)):
+                                     (32, 16, False), (128, 128, True)):
         _forward(sub, q, k, v, causal=causal, block_m=block_m, block_n=block_n,
                  what=f"{'causal ' if causal else ''}attention with block_m = {block_m}, "
                       f"block_n = {block_n} on generated {_shapes(q, k, v)}")
@@ -280,6 +300,31 @@ def test_forward_bad_sizes(sub, ref):
         expect_raises("ValueError", sub.flash_attention_forward, tensor(q, "float32"),
                       tensor(k, "float32"), tensor(v, "float32"), is_causal=True,
                       what=f"is_causal with L = {L}, S = {S}")
+
+
+@graded("flash_attention_forward", "no queries or no keys (L = 0 or S = 0) raise ValueError")
+def test_forward_empty_length(sub, ref):
+    rng = seeded(832)
+    for L, S in ((0, 4), (4, 0), (0, 0)):
+        q, k, v = qkv(rng, (1, 1), L, S, 8, 8)
+        expect_raises("ValueError", sub.flash_attention_forward, tensor(q, "float32"),
+                      tensor(k, "float32"), tensor(v, "float32"), what=f"L = {L}, S = {S}")
+
+
+@graded("flash_attention_forward", "the widest heads allowed, E = Ev = 128, are accepted and "
+        "match float64")
+def test_forward_widest_heads(sub, ref):
+    q, k, v = qkv(seeded(833), (1, 1), 5, 9, 128, 128)
+    _forward(sub, q, k, v, causal=True, what=f"causal attention on generated {_shapes(q, k, v)}")
+
+
+@graded("flash_attention_forward", "no batch entries or no heads (B = 0 or H = 0) give empty "
+        "O (B, H, L, Ev) and lse (B, H, L)")
+def test_forward_empty_batch(sub, ref):
+    rng = seeded(834)
+    for lead in ((0, 2), (2, 0)):
+        q, k, v = qkv(rng, lead, 3, 5, 4, 6)
+        _forward(sub, q, k, v, what=f"attention on {_shapes(q, k, v)}")
 
 
 @graded("flash_attention_forward",
@@ -433,13 +478,15 @@ def test_backward_errors(sub, ref):
         ("q of rank 3", {"q": q[0]}, {}),
         ("do in float64, the rest in float32", {}, {"do": "float64"}),
         ("v on the meta device", {}, {"v": "meta"}),
+        ("lse a list, not a tensor", {}, {"lse": "list"}),
     ]
     for what, arrays, kinds in cases:
         given = {**base, **arrays}
         args = []
         for name, a in given.items():
             kind = kinds.get(name, "float32")
-            args.append(tensor(a, "float32", "meta") if kind == "meta" else tensor(a, kind))
+            args.append(tensor(a, "float32", "meta") if kind == "meta"
+                        else np.asarray(a).tolist() if kind == "list" else tensor(a, kind))
         exc = expect_raises("ValueError", sub.flash_attention_backward, *args, what=what)
         expect_message_names(exc)
 

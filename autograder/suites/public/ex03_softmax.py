@@ -66,6 +66,40 @@ def test_softmax_axis0(sub, ref):
                  what="softmax of a (2, 3) batch along axis 0")
 
 
+@graded("softmax", "rows on very different scales: each row is shifted by its own max, "
+        "not the global one",
+        hint=("Take the max per slice, m = z.max(axis=axis, keepdims=True): one max over the "
+              "whole array shifts the row [0, 1, 2] by the other row's 1002, every exp(z − m) "
+              "underflows to 0 and the row comes out 0/0."))
+def test_softmax_per_row_max(sub, ref):
+    z = np.array([[0.0, 1.0, 2.0],
+                  [1000.0, 1001.0, 1002.0]])
+    expect_array(sub.softmax(z), ref.softmax(z),
+                 what="softmax of [[0, 1, 2], [1000, 1001, 1002]] (default axis)")
+    expect_array(sub.softmax(z.T, axis=0), ref.softmax(z.T, axis=0),
+                 what="softmax of [[0, 1000], [1, 1001], [2, 1002]] along axis 0")
+
+
+@graded("softmax", "a fully masked row (all -inf) gives zeros, not NaN; the other row is fine",
+        hint=("In an all -inf row the max is -inf and -inf − (-inf) is NaN: shift such a row "
+              "by 0 instead (np.where(m == -np.inf, 0, m)), so every exp is 0, and divide by "
+              "a sum of 0 as if it were 1."))
+def test_softmax_fully_masked_row(sub, ref):
+    z = np.array([[0.0, -np.inf],
+                  [-np.inf, -np.inf]])
+    expect_array(sub.softmax(z), np.array([[1.0, 0.0], [0.0, 0.0]]),
+                 what="softmax of [[0, -inf], [-inf, -inf]]")
+    expect_array(sub.softmax(np.full(3, -np.inf)), np.zeros(3),
+                 what="softmax of [-inf, -inf, -inf]")
+
+
+@graded("softmax", "float32 logits give float32 probabilities (not float64)")
+def test_softmax_float32(sub, ref):
+    z = np.array([[1.0, 2.0, 3.0], [2.0, 1.0, 0.1]], dtype=np.float32)
+    expect_array(sub.softmax(z), ref.softmax(z.astype(np.float64)), dtype="float32",
+                 what="softmax of float32 [[1, 2, 3], [2, 1, 0.1]]")
+
+
 @graded("logsumexp", "logsumexp([0, 1000]) is 1000, not inf")
 def test_logsumexp_large(sub, ref):
     z = np.array([0.0, 1000.0])

@@ -1358,7 +1358,8 @@ def _softmax_rows_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
 
 def softmax_rows(x):
     if not isinstance(x, torch.Tensor) or x.dim() != 2 or not 1 <= x.shape[1] <= 2**16:
-        raise ValueError("softmax_rows: x must be (M, N) with 1 <= N <= 65536")
+        raise ValueError("softmax_rows: x must be (M, N) with 1 <= N <= 65536, got shape "
+                         f"{tuple(getattr(x, 'shape', ()))}")
     x = x.contiguous()
     y = torch.empty_like(x)
     block = triton.next_power_of_2(x.shape[1])

@@ -13,10 +13,11 @@ import json
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from autograder.limits import Limits
-from autograder.sandbox.errors import BUDGET_SPENT, BudgetExhausted
+from autograder.sandbox.errors import BUDGET_SPENT, BudgetExhausted, WorkerDied
 from autograder.sandbox.protocol import Call
 from autograder.sandbox.session import Session
 from tests.hostile import harness
@@ -130,3 +131,43 @@ def _frame(name: str, *args: object) -> bytes:
 
     return codec.encode({"op": "call", "module": "m", "name": name, "args": list(args),
                          "kwargs": {}, "keep": False})
+
+
+class _LateSender:
+    """A socket whose sender pauses after each send, as a grader descheduled under load: by
+    the time it looks again, the worker has answered what it had and died, and the grader
+    finds its replies and the closed socket at once."""
+
+    def __init__(self, sock):
+        self._sock = sock
+
+    def send(self, data):
+        n = self._sock.send(data)
+        time.sleep(0.2)
+        return n
+
+    def __getattr__(self, name):
+        return getattr(self._sock, name)
+
+
+def test_a_worker_that_dies_while_requests_still_go_out_is_charged_at_its_own_call(slot):
+    """The worker answers three calls, then dies at the fourth while megabytes of later
+    requests are still to be sent. The grader's next send fails (EPIPE) before it has read
+    those three replies from its buffer: they must still count, and the death must be charged
+    to call 3. Charged at whichever call the send had reached, the same submission got
+    different grades from run to run under load (the hostile class graded twice)."""
+    source = b"import os\n\ndef echo(x):\n    return 0\n\ndef die(x):\n    os._exit(0)\n"
+    big = np.zeros(2**17)  # 1 MiB per request: more than a socket buffer holds
+    s = Session(slot, {"m": source})
+    try:
+        s.load("m")
+        s.sock = _LateSender(s.sock)
+        calls = [Call(_frame("echo", i), b"", "m.echo", "m.echo") for i in range(3)]
+        calls.append(Call(_frame("die", 0), b"", "m.die", "m.die"))
+        calls += [Call(_frame("echo", big), b"", "m.echo", "m.echo") for _ in range(8)]
+        out = s.pipeline(calls)
+        assert out.failed_at == 3, out.failed_at
+        assert all(r is not None for r in out.replies[:3])
+        assert isinstance(out.failure, WorkerDied)
+    finally:
+        s.close()

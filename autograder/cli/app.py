@@ -106,14 +106,14 @@ def cmd_grade(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from autograder.cli import demo
+    from autograder.cli.demo import prepare, print_legend
 
     t0 = time.monotonic()
-    class_dir = demo.prepare(Path(args.out))
+    class_dir = prepare(Path(args.out))
     rc = main(["grade", "--class", str(class_dir), "--out", args.out, "--jobs", str(args.jobs)])
     from autograder.cli.console import console
 
-    demo.print_legend(console)
+    print_legend(console)
     print(f"demo finished in {time.monotonic() - t0:.1f} s")
     return rc
 

@@ -283,7 +283,7 @@ def test_a_planned_batch_writes_what_an_unplanned_one_does(example_class, tmp_pa
     paths = sorted(p for p in cls.iterdir() if p.is_dir())
     assert len(paths) >= grade.PLAN_MIN
     unplanned = tmp_path / "out"
-    grade.grade_batch(paths, unplanned, jobs=1, plan_batches=False)
+    grade.grade_batch(paths, unplanned, jobs=2, plan_batches=False)  # the hang overlaps
     assert (unplanned / "grades.csv").read_text() == (planned / "grades.csv").read_text()
     assert _comparable_results(unplanned) == _comparable_results(planned)
 

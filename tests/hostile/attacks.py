@@ -930,7 +930,9 @@ def _down(n):
 def one_hot(ids, vocab_size):
     return _down(0)
 
-def angle_between(u, v):
+# The lifted limit in the function with the fewest recorded calls (a batch's plan runs them
+# all, each 20,000 frames deep): the same attack, at a quarter of the cost.
+def embedding_lookup(ids, W_E):
     sys.setrecursionlimit(20_000)
     return _down(0)
 ''')}, says=("RecursionError",)),
@@ -1121,7 +1123,7 @@ def cosine_similarity(u, v, eps=1e-8):
     raise _BigError("M" * 2_000_000)
 
 def pairwise_dot(A, B):
-    return [[7.0] * 1000] * 1000
+    return [[7.0] * 1000] * 300  # 300,000 floats: a repr of 1.5 MB
 ''')}, says=("not plain data", "more characters]")),
     Attack("unencodable_values", "returns a 5000-digit int, object/str/structured/datetime "
            "arrays", files={"ex01_vectors.py": ex01('''

@@ -2,13 +2,17 @@
 
     python bench/mutation.py [--topics ex01_vectors,...] [--functions softmax,...] [--sample N]
                              [--operators OPS]
-                             [--equivalent bench/mutation_equivalent.toml] [--json OUT]
+                             [--equivalent bench/mutation_equivalent.toml]
+                             [--unkillable bench/mutation_unkillable.toml] [--json OUT]
 
 Issue 16. Every mutant is one of cosmic-ray's mutations of a reference solution
 ``solutions/<topic>.py``, graded by the course's own grader with a batch plan; the table says,
 per topic and function, how many mutants were made, killed by that function's own tests, killed
 by other tests only, survived, and shown equivalent (``bench/mutation_equivalent.toml``, a
-reviewed file), and the score ``killed / (made - equivalent)``.
+reviewed file), and the score ``killed / (made - equivalent)``. Survivors that no fair test can
+kill (every test that would also fails a correct implementation of COURSE.md's API) are listed
+with their reason in a second reviewed file, ``bench/mutation_unkillable.toml``: they still count
+as survived, and the report shows them apart from the survivors nobody has explained yet.
 
 Why cosmic-ray's operators, applied in memory (``cosmic_ray.mutating.mutate_code``), and not
 cosmic-ray's or mutmut's own test runners: both start one test process per mutant (the torch
@@ -52,6 +56,7 @@ except ModuleNotFoundError:  # Python 3.10
 from autograder import catalogue
 
 EQUIVALENT_FILE = ROOT / "bench" / "mutation_equivalent.toml"
+UNKILLABLE_FILE = ROOT / "bench" / "mutation_unkillable.toml"
 MODULE_LEVEL = "<module>"
 #: ExceptionReplacer writes ``except CosmicRayTestingException:``, a class only cosmic-ray's own
 #: package defines: undefined, the handler would raise NameError instead of never matching.
@@ -82,7 +87,7 @@ class Verdict:
     own: bool = False  # killed by a test of the mutant's own exercise
     failing: list[str] = field(default_factory=list)
     seconds: float = 0.0
-    reason: str = ""  # the reviewed file's reason, for an equivalent mutant
+    reason: str = ""  # a reviewed file's reason, for an equivalent or a listed survivor
 
 
 # ------------------------------------------------------------------ making mutants
@@ -202,24 +207,33 @@ def sample(mutants: list[Mutant], n: int | None) -> list[Mutant]:
 # ------------------------------------------------------------------ the reviewed file
 
 
-def load_equivalent(path: Path = EQUIVALENT_FILE) -> dict[str, str]:
-    """The reviewed equivalent mutants: id -> one-line reason (an absent file lists none).
+def load_equivalent(path: Path = EQUIVALENT_FILE, kind: str = "equivalent") -> dict[str, str]:
+    """The reviewed mutants of a file: id -> one-line reason (an absent file lists none).
+
+    ``kind`` is the name of the file's tables: ``equivalent`` (mutation_equivalent.toml) or
+    ``unkillable`` (mutation_unkillable.toml, :func:`load_unkillable`).
 
     Raises:
         ValueError: an entry without an id, without a one-line reason, or listed twice.
     """
     if not path.exists():
         return {}
-    entries = tomllib.loads(path.read_text(encoding="utf-8")).get("equivalent", [])
+    entries = tomllib.loads(path.read_text(encoding="utf-8")).get(kind, [])
     found: dict[str, str] = {}
     for e in entries:
         mid, reason = e.get("id", ""), str(e.get("reason", "")).strip()
         if not mid or not reason or "\n" in reason:
-            raise ValueError(f"{path}: every [[equivalent]] needs an id and a one-line reason: {e}")
+            raise ValueError(f"{path}: every [[{kind}]] needs an id and a one-line reason: {e}")
         if mid in found:
             raise ValueError(f"{path}: {mid} is listed twice")
         found[mid] = reason
     return found
+
+
+def load_unkillable(path: Path = UNKILLABLE_FILE) -> dict[str, str]:
+    """The reviewed survivors no fair test can kill: id -> one-line reason (see
+    :func:`load_equivalent`; an id may not be in both files: :func:`run` checks)."""
+    return load_equivalent(path, "unkillable")
 
 
 # ------------------------------------------------------------------ grading
@@ -308,20 +322,26 @@ def grade_mutant(slot, plans: dict, mutant: Mutant, equivalent: dict[str, str]) 
 
 def run(topics: list[str], *, selection: list[str] | None = None, n: int | None = None,
         functions: set[str] | None = None, equivalent_path: Path = EQUIVALENT_FILE,
-        slot=None, plans: dict | None = None, log=print) -> tuple[list[Verdict], list[str]]:
+        unkillable_path: Path = UNKILLABLE_FILE, slot=None, plans: dict | None = None,
+        log=print) -> tuple[list[Verdict], list[str]]:
     """Make, grade and classify the mutants of ``topics``: (verdicts, warnings).
 
     Only those of the ``selection`` of operators (:func:`operators`), in ``functions`` if given,
     about ``n`` per topic if given (:func:`sample`). ``slot``/``plans``: made here when not given.
     Warnings name reviewed ids that match no mutant, and listed mutants that were killed.
+    A survivor listed in ``unkillable_path`` keeps its status (survived) and gets its reason.
 
     Raises:
         RuntimeError: a reference fails its own suites; ValueError: see :func:`operators` and
-        :func:`load_equivalent`.
+        :func:`load_equivalent`, or an id listed both as equivalent and as unkillable.
     """
     from autograder.sandbox.slot import Slot
 
     equivalent = load_equivalent(equivalent_path)
+    unkillable = load_unkillable(unkillable_path)
+    if both := sorted(set(equivalent) & set(unkillable)):
+        raise ValueError(f"listed both as equivalent and as unkillable: {', '.join(both)}")
+    reviewed = {**equivalent, **unkillable}
     verdicts: list[Verdict] = []
     notes: list[str] = []
     with contextlib.ExitStack() as stack:
@@ -333,9 +353,11 @@ def run(topics: list[str], *, selection: list[str] | None = None, n: int | None 
         for topic in topics:
             every = enumerate_mutants(topic)  # all operators: the reviewed file's ids refer to it
             known = {m.id for m in every}
-            notes += [f"{mid}: listed in {equivalent_path.name} but no such mutant is made "
-                      "(the solution changed?)" for mid in equivalent
-                      if mid.startswith(topic + ":") and mid not in known]
+            notes += [f"{mid}: listed in {path.name} but no such mutant is made "
+                      "(the solution changed?)"
+                      for path, listed in ((equivalent_path, equivalent),
+                                           (unkillable_path, unkillable))
+                      for mid in listed if mid.startswith(topic + ":") and mid not in known]
             chosen = {name for name, _ in operators(selection)}
             todo = sample([m for m in every if m.operator in chosen
                            and (functions is None or m.function in functions)], n)
@@ -345,8 +367,11 @@ def run(topics: list[str], *, selection: list[str] | None = None, n: int | None 
             for i, m in enumerate(todo, 1):
                 v = grade_mutant(slot, plans, m, equivalent)
                 verdicts.append(v)
-                if v.status == "killed" and m.id in equivalent:
-                    notes.append(f"{m.id}: listed as equivalent but killed by {v.failing[0]}")
+                if v.status == "killed" and m.id in reviewed:
+                    kind = "equivalent" if m.id in equivalent else "unkillable"
+                    notes.append(f"{m.id}: listed as {kind} but killed by {v.failing[0]}")
+                elif v.status == "survived" and m.id in unkillable:
+                    v.reason = unkillable[m.id]
                 if i % 25 == 0 or i == len(todo):
                     spent = time.monotonic() - t0
                     log(f"  {i}/{len(todo)}  {spent:.0f} s, "
@@ -403,10 +428,15 @@ def render(verdicts: list[Verdict], notes: list[str]) -> str:
                    "catalogue lists for that exercise")
         if invalid := sum(v.status == "invalid" for v in verdicts if v.mutant.topic == topic):
             out.append(f"{invalid} mutants did not compile (invalid, not counted)")
-        survivors = [v.mutant for v in verdicts if v.mutant.topic == topic
-                     and v.status == "survived"]
-        out.append(f"\nsurvivors ({len(survivors)}):")
-        out += [f"- {m.id}  line {m.line} ({m.function}): {m.diff}" for m in survivors]
+        survived = [v for v in verdicts if v.mutant.topic == topic and v.status == "survived"]
+        open_ = [v.mutant for v in survived if not v.reason]
+        listed = [v for v in survived if v.reason]
+        out.append(f"\nsurvivors not yet explained ({len(open_)}):")
+        out += [f"- {m.id}  line {m.line} ({m.function}): {m.diff}" for m in open_]
+        if listed:
+            out.append(f"\nsurvivors listed as unkillable ({len(listed)}, "
+                       f"{UNKILLABLE_FILE.name}):")
+            out += [f"- {v.mutant.id} ({v.mutant.function}): {v.reason}" for v in listed]
     if graded := [v.seconds for v in verdicts if v.status != "invalid"]:
         out.append(f"\n{len(graded)} mutants graded, {sum(graded) / len(graded):.2f} s each")
     out += [f"warning: {w}" for w in notes]
@@ -433,6 +463,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--functions", default="",
                     help="comma-separated function names: only their mutants (default: all)")
     ap.add_argument("--equivalent", type=Path, default=EQUIVALENT_FILE)
+    ap.add_argument("--unkillable", type=Path, default=UNKILLABLE_FILE)
     ap.add_argument("--json", type=Path, default=None, help="also write the results here")
     args = ap.parse_args(argv)
     selection = [o.strip() for o in args.operators.split(",") if o.strip()]
@@ -446,6 +477,7 @@ def main(argv: list[str] | None = None) -> int:
     functions = {f.strip() for f in args.functions.split(",") if f.strip()} or None
     verdicts, notes = run(topics, selection=selection, functions=functions,
                           n=args.sample, equivalent_path=args.equivalent,
+                          unkillable_path=args.unkillable,
                           log=lambda s: print(s, file=sys.stderr, flush=True))
     print(render(verdicts, notes))
     print(f"wall time {time.monotonic() - t0:.0f} s")

@@ -79,14 +79,20 @@ def test_dot_mutants_are_graded_and_classified(slot, plans, dot_mutants, tmp_pat
     reviewed = tmp_path / "equivalent.toml"
     reviewed.write_text("".join(f'[[equivalent]]\nid = "{mid}"\nreason = "test"\n'
                                 for mid in (listed.id, obvious.id, stale)))
+    unkillable = tmp_path / "unkillable.toml"
+    unkillable.write_text(f'[[unkillable]]\nid = "{stale}0"\nreason = "test"\n')
     verdicts, notes = mutation.run([TOPIC], functions={"dot"}, equivalent_path=reviewed,
-                                   slot=slot, plans=plans, log=lambda line: None)
+                                   unkillable_path=unkillable, slot=slot, plans=plans,
+                                   log=lambda line: None)
     by_id = {v.mutant.id: v for v in verdicts}
     assert set(by_id) == {m.id for m in dot_mutants}
     assert by_id[obvious.id].status == "killed" and by_id[obvious.id].own
     assert any(f.startswith(f"{TOPIC}.dot: ") for f in by_id[obvious.id].failing)
     assert by_id[listed.id].status == "equivalent" and by_id[listed.id].reason == "test"
-    assert any(n.startswith(stale) and "no such mutant" in n for n in notes)
+    assert any(n.startswith(stale) and "no such mutant" in n and "equivalent.toml" in n
+               for n in notes)
+    assert any(n.startswith(stale + "0") and "no such mutant" in n and "unkillable.toml" in n
+               for n in notes)
     assert any(n.startswith(obvious.id) and "killed" in n for n in notes)
 
     rows = {r["function"]: r for r in mutation.table(verdicts)}
@@ -96,8 +102,30 @@ def test_dot_mutants_are_graded_and_classified(slot, plans, dot_mutants, tmp_pat
     assert dot["made"] == len(dot_mutants) == killed + dot["survived"] + dot["equivalent"]
     assert dot["equivalent"] == 1 and dot["score"] == round(killed / (dot["made"] - 1), 3)
     text = mutation.render(verdicts, notes)
-    assert "| dot " in text and f"survivors ({dot['survived']})" in text
+    assert "| dot " in text and f"survivors not yet explained ({dot['survived']})" in text
     assert listed.id not in text.split("survivors")[1].split("warning")[0]
+
+
+def test_a_survivor_listed_as_unkillable_still_counts_as_survived_and_shows_its_reason(
+        dot_mutants, tmp_path):
+    """Listing explains a survivor, it does not excuse it: the score is unchanged, and the
+    report shows it apart from the survivors nobody has explained, with its reason."""
+    a, b = dot_mutants[:2]
+    verdicts = [mutation.Verdict(a, "survived", reason="correct code raises TypeError here"),
+                mutation.Verdict(b, "survived")]
+    row = next(r for r in mutation.table(verdicts) if r["function"] == "total")
+    assert row["survived"] == 2 and row["score"] == 0.0
+    text = mutation.render(verdicts, [])
+    unexplained, listed = text.split("survivors listed as unkillable (1")
+    assert "survivors not yet explained (1)" in unexplained
+    assert b.id in unexplained and a.id not in unexplained
+    assert a.id in listed and "correct code raises TypeError here" in listed
+    both = tmp_path / "both.toml"
+    both.write_text(f'[[equivalent]]\nid = "{a.id}"\nreason = "x"\n'
+                    f'[[unkillable]]\nid = "{a.id}"\nreason = "y"\n')
+    with pytest.raises(ValueError, match="both as equivalent and as unkillable"):
+        mutation.run([TOPIC], functions={"dot"}, equivalent_path=both, unkillable_path=both,
+                     slot=object(), plans={}, log=lambda line: None)
 
 
 def test_a_reviewed_entry_needs_an_id_and_a_one_line_reason(tmp_path):
@@ -109,8 +137,9 @@ def test_a_reviewed_entry_needs_an_id_and_a_one_line_reason(tmp_path):
     with pytest.raises(ValueError, match="twice"):
         mutation.load_equivalent(bad)
     assert mutation.load_equivalent(tmp_path / "absent.toml") == {}
-    # the reviewed file in the repository parses
+    # the reviewed files in the repository parse
     assert isinstance(mutation.load_equivalent(), dict)
+    assert isinstance(mutation.load_unkillable(), dict)
 
 
 def test_annotation_only_mutants_are_recognised_and_nothing_else():

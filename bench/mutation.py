@@ -10,9 +10,10 @@ Issue 16. Every mutant is one of cosmic-ray's mutations of a reference solution
 per topic and function, how many mutants were made, killed by that function's own tests, killed
 by other tests only, survived, and shown equivalent (``bench/mutation_equivalent.toml``, a
 reviewed file), and the score ``killed / (made - equivalent)``. Survivors that no fair test can
-kill (every test that would also fails a correct implementation of COURSE.md's API) are listed
-with their reason in a second reviewed file, ``bench/mutation_unkillable.toml``: they still count
-as survived, and the report shows them apart from the survivors nobody has explained yet.
+kill (every test that would kill one also fails a correct implementation of the published API,
+docs/design/exercise-api.md) are listed with their reason in a second reviewed file,
+``bench/mutation_unkillable.toml``: they still count as survived, and the report shows them
+apart from the survivors nobody has explained yet (docs/design/suite-strength.md).
 
 Why cosmic-ray's operators, applied in memory (``cosmic_ray.mutating.mutate_code``), and not
 cosmic-ray's or mutmut's own test runners: both start one test process per mutant (the torch

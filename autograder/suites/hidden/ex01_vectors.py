@@ -102,13 +102,14 @@ def test_one_hot_negative_ids(sub, ref):
         expect_message_names(exc)
 
 
-@graded("one_hot", "float ids raise ValueError, even whole numbers like 1.0, a Python list of "
-        "floats and an empty float array")
+@graded("one_hot", "float ids raise ValueError, even whole numbers like 1.0, Python lists of "
+        "floats (also of one element) and an empty float array")
 def test_one_hot_float_ids(sub, ref):
     for dtype in (np.float64, np.float32):
         expect_raises("ValueError", sub.one_hot, np.array([1.0, 2.0], dtype=dtype), 4,
                       what=f"{np.dtype(dtype).name} ids")
     expect_raises("ValueError", sub.one_hot, [1.0, 2.0], 4, what="a Python list of floats")
+    expect_raises("ValueError", sub.one_hot, [2.0], 4, what="a Python list of one float")
     expect_raises("ValueError", sub.one_hot, np.zeros(0), 4, what="an empty float64 array of ids")
 
 
@@ -207,7 +208,8 @@ def test_embedding_id_equal_vocab(sub, ref):
         expect_message_names(exc)
 
 
-@graded("embedding_lookup", "float and bool ids raise ValueError (arrays and Python lists)")
+@graded("embedding_lookup", "float and bool ids raise ValueError (arrays and Python lists, also "
+        "of one element)")
 def test_embedding_bad_id_dtypes(sub, ref):
     W = np.arange(12.0).reshape(4, 3)
     expect_raises("ValueError", sub.embedding_lookup, np.array([1.0, 2.0]), W, what="float ids")
@@ -215,6 +217,8 @@ def test_embedding_bad_id_dtypes(sub, ref):
                   what="bool ids")
     expect_raises("ValueError", sub.embedding_lookup, [1.0, 2.0], W,
                   what="a Python list of float ids")
+    expect_raises("ValueError", sub.embedding_lookup, [2.0], W,
+                  what="a Python list of one float id")
     expect_raises("ValueError", sub.embedding_lookup, np.zeros(0), W,
                   what="an empty float64 array of ids")
 
@@ -329,6 +333,28 @@ def test_cosine_eps_floor(sub, ref):
     for u, v, eps in cases:
         expect_float(sub.cosine_similarity(u, v, eps=eps), ref.cosine_similarity(u, v, eps=eps),
                      what=f"two vectors of shape {u.shape} with eps={eps:g}")
+
+
+@graded("cosine_similarity", "eps = 0 is allowed: non-zero vectors give the plain cosine")
+def test_cosine_eps_zero(sub, ref):
+    for u, v in [(np.array([0.8, 0.3]), np.array([0.6, 0.7])),
+                 (np.array([1.5, -2.0, 0.5]), np.array([-0.3, 0.4, 2.0]))]:
+        expect_float(sub.cosine_similarity(u, v, eps=0.0), ref.cosine_similarity(u, v, eps=0.0),
+                     what=f"two non-zero vectors of shape {u.shape} with eps=0")
+
+
+@graded("cosine_similarity", "vectors along a coordinate axis, or whose largest |entry| is 1")
+def test_cosine_axis_vectors(sub, ref):
+    cases = [
+        (np.array([1.0, 0.0]), np.array([1.0, 1.0])),            # cos 45° = 0.7071
+        (np.array([1.0, 1.0]), np.array([1.0, 0.0])),
+        (np.array([3.0, 0.0, 0.0]), np.array([1.0, 2.0, 2.0])),   # 1/3
+        (np.array([1.0, 2.0, 2.0]), np.array([0.0, -4.0, 0.0])),  # -2/3
+        (np.array([0.5, -1.0, 0.25]), np.array([1.0, 0.5, -0.75])),
+    ]
+    for u, v in cases:
+        expect_float(sub.cosine_similarity(u, v), ref.cosine_similarity(u, v),
+                     what=f"two vectors of shape {u.shape} with whole-number largest entries")
 
 
 @graded("cosine_similarity", "long vectors (entries near 1e100) and integer vectors")
@@ -457,6 +483,16 @@ def test_angle_float32(sub, ref):
     expect_float(sub.angle_between(u, v),
                  ref.angle_between(u.astype(np.float64), v.astype(np.float64)), **ANGLE_TOL,
                  what="two float32 vectors of shape (8,)")
+
+
+@graded("angle_between", "vectors with entries near 1e100 or near 1e-100 (their squares still fit "
+        "in float64)")
+def test_angle_magnitudes(sub, ref):
+    rng = np.random.default_rng(505)
+    for su, sv in [(1e100, 1e100), (1e-100, 1e-100), (1e100, 1e-100), (1e-100, 1.0)]:
+        u, v = rng.normal(size=5), rng.normal(size=5)
+        expect_float(sub.angle_between(su * u, sv * v), ref.angle_between(u, v), **ANGLE_TOL,
+                     what=f"vectors of shape (5,) scaled by {su:g} and {sv:g}")
 
 
 @graded("angle_between", "a zero vector on either side raises ValueError")
@@ -609,6 +645,13 @@ def test_normalize_custom_eps(sub, ref):
     for eps in (1.0, 2.0, 1e-3):
         expect_array(sub.normalize_rows(X, eps=eps), ref.normalize_rows(X, eps=eps),
                      what=f"normalize_rows of shape (4, 2) with eps={eps:g}")
+
+
+@graded("normalize_rows", "eps = 0 is allowed: non-zero rows become unit rows")
+def test_normalize_eps_zero(sub, ref):
+    X = np.array([[0.3, 0.4], [3.0, -4.0], [-1.2, 0.5], [1e-13, 0.0]])
+    expect_array(sub.normalize_rows(X, eps=0.0), ref.normalize_rows(X, eps=0.0),
+                 what="normalize_rows of shape (4, 2) without zero rows, eps=0")
 
 
 @graded("normalize_rows", "float32 stays float32")

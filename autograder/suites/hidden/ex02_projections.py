@@ -113,6 +113,14 @@ def test_linear_mismatch(sub, ref):
         expect_message_names(exc, str(xs), str(ws))
 
 
+@graded("linear", "a bias whose length is neither d_out nor 1 raises ValueError")
+def test_linear_bias_mismatch(sub, ref):
+    rng = np.random.default_rng(1106)
+    for xs, ws, bs in [((3, 4), (4, 2), (3,)), ((2, 3, 4), (4, 3), (5,)), ((4,), (4, 5), (2,))]:
+        x, W, b = rng.normal(size=xs), rng.normal(size=ws), rng.normal(size=bs)
+        expect_raises("ValueError", sub.linear, x, W, b, what=f"x {xs}, W {ws} and b {bs}")
+
+
 @graded("linear", "empty shapes: no rows (0, d_in) give (0, d_out); d_in = 0 gives the bias")
 def test_linear_empty(sub, ref):
     b = np.array([0.5, -1.0, 2.0])
@@ -306,6 +314,17 @@ def test_scores_mismatch(sub, ref):
         expect_message_names(exc, str(qs), str(ks))
 
 
+@graded("attention_scores", "leading axes that do not broadcast raise ValueError naming both "
+        "shapes")
+def test_scores_leading_mismatch(sub, ref):
+    # numpy's own matmul error names K transposed, (3, 4, 5), and without spaces: the
+    # docstring's message naming both shapes has to be the function's own
+    for qs, ks in [((2, 3, 4), (3, 5, 4)), ((2, 4, 3, 4), (3, 4, 2, 4))]:
+        exc = expect_raises("ValueError", sub.attention_scores, np.ones(qs), np.ones(ks),
+                            what=f"Q {qs} and K {ks}")
+        expect_message_names(exc, str(qs), str(ks))
+
+
 @graded("attention_scores", "leading axes broadcast: Q (b, h, n_q, d_k) against K (1, h, n_k, d_k)")
 def test_scores_broadcast(sub, ref):
     rng = np.random.default_rng(1307)
@@ -456,6 +475,20 @@ def test_gelu_large(sub, ref):
     for mode in ("none", "tanh"):
         expect_array(sub.gelu(x, approximate=mode), ref.gelu(x, approximate=mode),
                      what=f'gelu(approximate="{mode}") of large inputs, shape (8,)')
+
+
+@graded("gelu", "gelu(−inf) gives 0 (its limit) or NaN (−inf · 0), never another number "
+        "(both modes)")
+def test_gelu_neg_inf(sub, ref):
+    x = np.array([-np.inf, -2.0, 0.5])
+    for mode in ("none", "tanh"):
+        what = f'gelu(approximate="{mode}") of shape (3,) with x[0] = -inf'
+        got = sub.gelu(x, approximate=mode)
+        if not isinstance(got, np.ndarray) or got.shape != (3,):
+            fail(f"{what}: expected ndarray (3,) float64, got {describe(got)}")
+        if not (np.isnan(got[0]) or got[0] == 0):
+            fail(f"{what}: entry [0] (x = -inf) is neither 0 nor NaN")
+        expect_array(got[1:], ref.gelu(x[1:], approximate=mode), what=f"{what}, entries [1:]")
 
 
 @graded("gelu", "a 0-d input gives a 0-d result")

@@ -477,11 +477,13 @@ def test_rms_norm_property(sub, ref, seed, shape, log_scale):
                  what=f"rms_norm on a generated input of shape {shape}")
 
 
-@graded("rms_norm", "a gain of the wrong shape raises ValueError")
+@graded("rms_norm", "a gain of the wrong shape raises ValueError (batched x and a single vector)")
 def test_rms_norm_bad_weight(sub, ref):
     x = _rng(80).standard_normal((3, 6))
     expect_raises("ValueError", sub.rms_norm, x, np.ones(5), what="x (3, 6) with weight (5,)")
     expect_raises("ValueError", sub.rms_norm, x, np.ones(7), what="x (3, 6) with weight (7,)")
+    # a 1-D x has no batch axis: building the error must not index x.shape[-2] or x.shape[1]
+    expect_raises("ValueError", sub.rms_norm, x[0], np.ones(5), what="x (6,) with weight (5,)")
 
 
 @graded("rms_norm", "an empty batch (0, 4) gives an empty (0, 4) result")
@@ -615,13 +617,19 @@ def test_layer_norm_property(sub, ref, seed, shape, log_scale):
                  what=f"layer_norm on a generated input of shape {shape}")
 
 
-@graded("layer_norm", "a gain or bias of the wrong shape raises ValueError")
+@graded("layer_norm",
+        "a gain or bias of the wrong shape raises ValueError (batched x and a single vector)")
 def test_layer_norm_bad_params(sub, ref):
     x = _rng(89).standard_normal((3, 6))
     expect_raises("ValueError", sub.layer_norm, x, np.ones(5), np.zeros(6),
                   what="x (3, 6) with weight (5,)")
     expect_raises("ValueError", sub.layer_norm, x, np.ones(6), np.zeros(7),
                   what="x (3, 6) with bias (7,)")
+    # a 1-D x has no batch axis: building the error must not index x.shape[-2] or x.shape[1]
+    expect_raises("ValueError", sub.layer_norm, x[0], np.ones(5), np.zeros(6),
+                  what="x (6,) with weight (5,)")
+    expect_raises("ValueError", sub.layer_norm, x[0], np.ones(6), np.zeros(7),
+                  what="x (6,) with bias (7,)")
 
 
 @graded("layer_norm", "an empty batch (0, 4) gives an empty (0, 4) result")

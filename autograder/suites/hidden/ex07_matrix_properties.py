@@ -692,12 +692,14 @@ def test_ns_wide(sub, ref):
 
 
 @graded("newton_schulz_orthogonalize",
-        "scale invariant: 1e-12·G and 1e12·G give G's result (within 1e-6)")
+        "scale invariant: 1e-12·G, 1e12·G, 1e-100·G and 1e100·G give G's result (within 1e-6)")
 def test_ns_scale_invariant(sub, ref):
     rng = _rng(123)
     for shape in ((4, 4), (6, 3), (3, 6)):
         G = _well_conditioned(*shape, rng)
-        for c in (1e-12, 1e12):
+        # at 1e±100 the squares in ‖c·G‖_F (1e±200) are still normal floats: only a scaling
+        # step that squares the scale (c² G, norm of c⁴) under- or overflows there
+        for c in (1e-12, 1e12, 1e-100, 1e100):
             _polar_check(sub, c * G,
                          f"newton_schulz_orthogonalize of a scaled generated {shape} matrix")
 

@@ -3,10 +3,11 @@ and the autograd function that joins them.
 
 How they run: the kernels run in the worker on CPU tensors through Triton's interpreter
 (``TRITON_INTERPRET=1``, set by the sandbox), which costs a few milliseconds per key block per
-program, so sizes stay small (L ≤ 64, S ≤ 512, E ≤ 32, a few dozen programs per call;
-docs/design/exercise-api.md, "How topic 8 is graded"). The grading process never runs Triton:
-every expected value is plain float64 attention of the very numbers the worker received
-(inputs are rounded to their dtype first), or the reference's backward formulas in float64.
+program, so sizes stay small (L ≤ 40, S ≤ 300, E ≤ 32 except in the one test of the widest
+heads, E = Ev = 128, and at most five programs per call; docs/design/exercise-api.md, "How
+topic 8 is graded"). The grading process never runs Triton: every expected value is plain
+float64 attention of the very numbers the worker received (inputs are rounded to their dtype
+first), or the reference's backward formulas in float64.
 
 Tolerances: float32 and float64 results use their dtype's defaults (docs/design/interface.md).
 Half-precision results follow the course's half-precision rule (docs/design/exercise-api.md,
@@ -84,9 +85,9 @@ def _softmax64(x: np.ndarray) -> np.ndarray:
 def test_softmax_random(sub, ref):
     rng = seeded(810)
     for N in (1, 5, 37, 64, 100):
-        x = rounded(rng.standard_normal((4, N)) * 2.0, "float32")
+        x = rounded(rng.standard_normal((2, N)) * 2.0, "float32")  # 2 rows show the row offset
         expect_tensor(sub.softmax_rows(tensor(x, "float32")), _softmax64(x), dtype="float32",
-                      what=f"softmax_rows of a generated (4, {N}) float32 matrix")
+                      what=f"softmax_rows of a generated (2, {N}) float32 matrix")
 
 
 @graded("softmax_rows", "-inf entries get 0, a row of only -inf gives zeros (not NaN), a row "
@@ -119,7 +120,7 @@ def test_softmax_large(sub, ref):
 @graded("softmax_rows", "float16 rows of 300 and 2000 entries: float16 out, to float16's tolerance")
 def test_softmax_float16(sub, ref):
     rng = seeded(813)
-    for M, N in ((3, 300), (2, 2000)):
+    for M, N in ((2, 300), (1, 2000)):
         x = rounded(rng.standard_normal((M, N)) * 0.5, "float16")
         expect_tensor(sub.softmax_rows(tensor(x, "float16")), _softmax64(x), dtype="float16",
                       what=f"softmax_rows of a generated ({M}, {N}) float16 matrix")
@@ -171,7 +172,10 @@ def test_softmax_cuda(sub, ref):
         "ragged float32 shapes: E and Ev not powers of two, E ≠ Ev, several batches and heads")
 def test_forward_ragged(sub, ref):
     rng = seeded(820)
-    for lead, L, S, E, Ev in (((2, 1), 17, 33, 5, 3), ((1, 3), 30, 47, 12, 20),
+    # every case ragged somewhere, at most two query and two key blocks per head; the first
+    # has two heads (B = 2) of two query blocks, so that a store past a row's last column
+    # lands in a row that another program has already written
+    for lead, L, S, E, Ev in (((2, 1), 17, 9, 5, 3), ((1, 2), 7, 24, 12, 20),
                               ((1, 1), 1, 1, 1, 1), ((2, 2), 16, 16, 32, 7)):
         q, k, v = qkv(rng, lead, L, S, E, Ev)
         _forward(sub, q, k, v, what=f"attention on generated {_shapes(q, k, v)}")
@@ -181,8 +185,8 @@ def test_forward_ragged(sub, ref):
         "causal, L < S and L = S: query i sees keys up to S − L + i (bottom-right), ragged")
 def test_forward_causal(sub, ref):
     rng = seeded(821)
-    for lead, L, S, E, Ev in (((1, 1), 20, 45, 16, 16), ((1, 2), 33, 33, 8, 8),
-                              ((1, 1), 1, 50, 8, 8), ((2, 1), 17, 18, 4, 6)):
+    for lead, L, S, E, Ev in (((1, 1), 20, 45, 16, 16), ((1, 1), 20, 20, 4, 6),
+                              ((1, 1), 1, 20, 8, 8)):
         q, k, v = qkv(rng, lead, L, S, E, Ev)
         _forward(sub, q, k, v, causal=True,
                  what=f"causal attention on generated {_shapes(q, k, v)}")
@@ -192,7 +196,7 @@ def test_forward_causal(sub, ref):
         "large scores (q and k spread 4×): the running max keeps exp finite, lse stays exact")
 def test_forward_large_scores(sub, ref):
     rng = seeded(822)
-    q, k, v = qkv(rng, (1, 1), 24, 40, 16, 16, spread=4.0)
+    q, k, v = qkv(rng, (1, 1), 16, 32, 16, 16, spread=4.0)  # one query block, 2 key blocks
     for causal in (False, True):
         _forward(sub, q, k, v, causal=causal,
                  what=f"{'causal ' if causal else ''}attention with large scores on "
@@ -203,7 +207,8 @@ def test_forward_large_scores(sub, ref):
         "the default scale is 1/√E (E = 9, Ev = 4); scale = 0.3, 2.0 and 0 replace it")
 def test_forward_scale(sub, ref):
     rng = seeded(823)
-    q, k, v = qkv(rng, (1, 1), 16, 20, 9, 4, spread=1.5)
+    # one program and one key block: the scale does not depend on the blocking
+    q, k, v = qkv(rng, (1, 1), 16, 13, 9, 4, spread=1.5)
     _forward(sub, q, k, v, what="attention with E = 9, Ev = 4 and the default scale")
     for scale in (0.3, 2.0, 0.0):
         _forward(sub, q, k, v, scale=scale, what=f"attention with scale = {scale}")
@@ -214,8 +219,9 @@ def test_forward_scale(sub, ref):
 def test_forward_blocks(sub, ref):
     rng = seeded(824)
     q, k, v = qkv(rng, (1, 1), 40, 70, 16, 16)
-    for block_m, block_n, causal in ((32, 32, False), (64, 16, True), (16, 64, True),
-                                     (32, 16, False), (128, 128, True)):
+    # each size once as block_m and once as block_n; every last block is ragged
+    for block_m, block_n, causal in ((32, 64, False), (64, 32, True), (16, 128, True),
+                                     (128, 16, False)):
         _forward(sub, q, k, v, causal=causal, block_m=block_m, block_n=block_n,
                  what=f"{'causal ' if causal else ''}attention with block_m = {block_m}, "
                       f"block_n = {block_n} on generated {_shapes(q, k, v)}")
@@ -226,8 +232,8 @@ def test_forward_blocks(sub, ref):
         "lse to float32's tolerance")
 def test_forward_float16(sub, ref):
     rng = seeded(825)
-    for lead, L, S, E, Ev, causal in (((1, 1), 48, 96, 32, 32, False),
-                                      ((1, 2), 20, 70, 16, 8, True)):
+    for lead, L, S, E, Ev, causal in (((1, 1), 16, 48, 32, 32, False),
+                                      ((1, 1), 20, 24, 16, 8, True)):
         q, k, v = qkv(rng, lead, L, S, E, Ev, dtype="float16")
         _forward(sub, q, k, v, dtype="float16", causal=causal,
                  what=f"float16 {'causal ' if causal else ''}attention on generated "
@@ -235,15 +241,17 @@ def test_forward_float16(sub, ref):
 
 
 @graded("flash_attention_forward",
-        "long and thin float16: 16 queries over 256 and 512 keys in 16-wide key blocks "
-        "(the running sums must be float32)")
+        "long and thin float16: 16 queries over 128 keys in 16-wide key blocks, values +8 on "
+        "the first 64 keys and −8 on the last 64 under nearly uniform attention, so the running "
+        "P·V sum climbs and cancels (the running sums must be float32)")
 def test_forward_long_thin(sub, ref):
-    rng = seeded(826)
-    for S, causal in ((512, False), (256, True)):
-        q, k, v = qkv(rng, (1, 1), 16, S, 32, 32, dtype="float16")
-        _forward(sub, q, k, v, dtype="float16", causal=causal, block_m=16, block_n=16,
-                 what=f"float16 {'causal ' if causal else ''}attention on generated "
-                      f"{_shapes(q, k, v)}")
+    # The running P·V sum peaks halfway (64 keys of about +8) and cancels to an O near 0, so
+    # float16 rounding at the peak stays in O: 5 to 10 times the bound for the seeds tried
+    # (512 random keys without the offset: about 2).
+    q, k, v = qkv(seeded(826), (1, 1), 16, 128, 32, 32, dtype="float16", spread=0.3)
+    v = rounded(v + np.where(np.arange(128) < 64, 8.0, -8.0)[:, None], "float16")
+    _forward(sub, q, k, v, dtype="float16", block_m=16, block_n=16,
+             what=f"float16 attention on generated {_shapes(q, k, v)}")
 
 
 @graded("flash_attention_forward",
@@ -322,7 +330,7 @@ def test_forward_bad_options(sub, ref):
 @graded("flash_attention_forward", "a Triton kernel computes it (kernel launches counted in "
         "the worker)", advisory=True)
 def test_forward_launches(sub, ref):
-    q, k, v = qkv(seeded(830), (1, 1), 20, 24, 8, 8)
+    q, k, v = qkv(seeded(830), (1, 1), 16, 20, 8, 8)
     out = sub.probe("triton_launches", TOPIC, "flash_attention_forward",
                     *(tensor(a, "float32") for a in (q, k, v)), is_causal=True)
     if not isinstance(out, dict) or "launches" not in out:
@@ -499,12 +507,12 @@ def _check_flash(sub, ref, q, k, v, do, *, dtype: str, causal: bool, what: str) 
         expect_tensor(g, e, dtype=dtype, what=f"{name} of {what}")
 
 
-@graded("FlashAttention", "float32, not causal, ragged (L = S = 20, E = 16, Ev = 24, two "
+@graded("FlashAttention", "float32, not causal, ragged (L = S = 9, E = 16, Ev = 24, two "
         "heads): O and the gradients match SDPA's")
 def test_flash_plain(sub, ref):
     rng = seeded(850)
-    q, k, v = qkv(rng, (1, 2), 20, 20, 16, 24)
-    do = rounded(rng.standard_normal((1, 2, 20, 24)), "float32")
+    q, k, v = qkv(rng, (1, 2), 9, 9, 16, 24)
+    do = rounded(rng.standard_normal((1, 2, 9, 24)), "float32")
     _check_flash(sub, ref, q, k, v, do, dtype="float32", causal=False,
                  what=f"FlashAttention on generated {_shapes(q, k, v)}")
 
@@ -513,8 +521,8 @@ def test_flash_plain(sub, ref):
         "explicit bottom-right mask")
 def test_flash_causal(sub, ref):
     rng = seeded(851)
-    q, k, v = qkv(rng, (2, 1), 12, 45, 16, 8)
-    do = rounded(rng.standard_normal((2, 1, 12, 8)), "float32")
+    q, k, v = qkv(rng, (1, 1), 12, 40, 16, 8)
+    do = rounded(rng.standard_normal((1, 1, 12, 8)), "float32")
     _check_flash(sub, ref, q, k, v, do, dtype="float32", causal=True,
                  what=f"causal FlashAttention on generated {_shapes(q, k, v)}")
 
@@ -523,8 +531,8 @@ def test_flash_causal(sub, ref):
         "the FlashAttention-2 recipe and the float32 formulas")
 def test_flash_float16(sub, ref):
     rng = seeded(852)
-    q, k, v = qkv(rng, (1, 2), 24, 40, 16, 16, dtype="float16")
-    do = rounded(rng.standard_normal((1, 2, 24, 16)), "float16")
+    q, k, v = qkv(rng, (1, 1), 16, 40, 16, 16, dtype="float16")
+    do = rounded(rng.standard_normal((1, 1, 16, 16)), "float16")
     _check_flash(sub, ref, q, k, v, do, dtype="float16", causal=True,
                  what=f"float16 causal FlashAttention on generated {_shapes(q, k, v)}")
 

@@ -27,6 +27,8 @@ Messages never show inputs: generated inputs are described by their shapes only.
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import torch
 
@@ -41,6 +43,7 @@ from autograder.suites.public.ex08_flash_attention import (
     fa2_recipe,
     flash_apply,
     max_error,
+    pair,
     qkv,
     safe_fail,
     triple,
@@ -263,21 +266,28 @@ def test_forward_mismatch(sub, ref):
         ("q of rank 3", (q[0], k, v), {}),
         ("k with another E", (q, k[..., :5], v), {}),
         ("v with another S", (q, k, v[:, :, :5]), {}),
+        ("v with 7 keys where k has 6", (q, k, np.concatenate([v, v[:, :, :1]], axis=2)), {}),
         ("k with another H", (q, k[:, :1], v[:, :1]), {}),
         ("k with another B", (q, np.concatenate([k, k]), np.concatenate([v, v])), {}),
+        ("k of rank 3", (q, k[..., 0], v), {}),
+        ("v of rank 5", (q, k, v[..., None]), {}),
     ]
     for what, args, kw in cases:
         exc = expect_raises("ValueError", sub.flash_attention_forward,
                             *(tensor(a, "float32") for a in args), what=what, **kw)
-        expect_message_names(exc)
+        # a tensor of the wrong rank: the message names its shape (interface rule)
+        expect_message_names(exc, *(str(a.shape) for a in args if a.ndim != 4))
     exc = expect_raises("ValueError", sub.flash_attention_forward, tensor(q, "float32"),
                         tensor(k, "float16"), tensor(v, "float32"),
                         what="q float32 with k float16")
     expect_message_names(exc)
-    exc = expect_raises("ValueError", sub.flash_attention_forward, tensor(q, "float32"),
-                        tensor(k, "float32", "meta"), tensor(v, "float32"),
-                        what="k on the meta device, q and v on the CPU")
-    expect_message_names(exc)
+    for devices, what in ((("cpu", "meta", "cpu"), "k on the meta device, q and v on the CPU"),
+                          (("cpu", "meta", "meta"), "k and v on the meta device, q on the CPU"),
+                          (("cpu", "cpu", "meta"), "v on the meta device, q and k on the CPU")):
+        exc = expect_raises("ValueError", sub.flash_attention_forward,
+                            *(tensor(a, "float32", d) for a, d in zip((q, k, v), devices)),
+                            what=what)
+        expect_message_names(exc)
 
 
 @graded("flash_attention_forward",
@@ -309,6 +319,34 @@ def test_forward_empty_length(sub, ref):
 def test_forward_widest_heads(sub, ref):
     q, k, v = qkv(seeded(833), (1, 1), 5, 9, 128, 128)
     _forward(sub, q, k, v, causal=True, what=f"causal attention on generated {_shapes(q, k, v)}")
+
+
+@graded("flash_attention_forward",
+        "causal with block_m = block_n = 16: a key block wholly after a query block is not "
+        "visited (NaN keys and values there leave that block's O and lse untouched)",
+        hint=("Under is_causal the program of query block i stops at key S − L + (i + 1)·block_m "
+              "(exclusive): the key blocks after it are never loaded."))
+def test_forward_causal_skips_future(sub, ref):
+    # L = 20 queries over S = 36 keys in 16 × 16 blocks: query block 0 sits at positions
+    # 16..31, so key block 2 (keys 32..35, NaN here) lies wholly after it; E = 12 leaves
+    # padding lanes in every key tile. Only query block 0's rows are judged: block 1's rows
+    # see the NaN keys.
+    L, S, E, Ev, n = 20, 36, 12, 8, 16
+    q, k, v = qkv(seeded(834), (1, 1), L, S, E, Ev)
+    k[..., 32:, :] = np.nan
+    v[..., 32:, :] = np.nan
+    what = (f"causal attention on generated {_shapes(q, k, v)} whose last 4 keys and values "
+            f"are NaN (rows 0–15, 16 × 16 blocks)")
+    o, lse = pair(sub.flash_attention_forward(tensor(q, "float32"), tensor(k, "float32"),
+                                              tensor(v, "float32"), is_causal=True,
+                                              block_m=16, block_n=16), what)
+    o64, lse64 = attention64(q[..., :n, :], k[..., :32, :], v[..., :32, :], causal=True)
+    for name, got, shape, expected in (("O", o, (1, 1, L, Ev), o64),
+                                       ("lse", lse, (1, 1, L), lse64)):
+        if not isinstance(got, codec.TensorData) or got.shape != shape or got.values is None:
+            safe_fail(f"{name} of {what}: expected tensor {shape}, got {describe(got)}")
+        rows = dataclasses.replace(got, values=got.values[:, :, :n], shape=expected.shape)
+        expect_tensor(rows, expected, dtype="float32", what=f"{name} of {what}")
 
 
 @graded("flash_attention_forward",
@@ -460,7 +498,9 @@ def test_backward_errors(sub, ref):
         ("do of shape (1, 2, 5, 8)", {"do": np.ones((1, 2, 5, 8))}, {}),
         ("v with 5 keys where k has 6", {"v": v[:, :, :5]}, {}),
         ("q of rank 3", {"q": q[0]}, {}),
+        ("v of rank 3", {"v": v[..., 0]}, {}),
         ("do in float64, the rest in float32", {}, {"do": "float64"}),
+        ("v in float16, the rest in float32", {}, {"v": "float16"}),
         ("v on the meta device", {}, {"v": "meta"}),
         ("lse a list, not a tensor", {}, {"lse": "list"}),
     ]

@@ -288,6 +288,49 @@ def test_a_planned_batch_writes_what_an_unplanned_one_does(example_class, tmp_pa
     assert _comparable_results(unplanned) == _comparable_results(planned)
 
 
+def _same_plan(a: plan.TopicPlan, b: plan.TopicPlan) -> bool:
+    return ([c.frame for c in a.calls] == [c.frame for c in b.calls] and a.spans == b.spans
+            and a.expected == b.expected and a.passed == b.passed
+            and a.examples.keys() == b.examples.keys())
+
+
+@pytest.mark.parametrize("peer_answers", [True, False], ids=["shared", "peer-silent"])
+def test_slots_that_share_the_recording_hold_the_plan_one_slot_records(slot, plans, monkeypatch,
+                                                                       peer_answers):
+    """plan.record_shared (a batch's slots each record a part): slot 0 of 2 records its part,
+    sends it to slot 1 and takes slot 1's; if slot 1 sends nothing, slot 0 records that part
+    itself. Either way it holds what plan.record on one slot holds, and preloads all of it."""
+    import pickle
+    import queue
+
+    topics = ["ex02_projections", "ex03_softmax", "ex06_rotation_norm"]
+    sources = {t: s for t, s in plan.reference_sources().items() if t in topics}
+    specs = {t: runner.collect(t) for t in topics}
+    queues = [queue.Queue(), queue.Queue()]
+    peer = {t: plans[t] for t in topics[1::2]}  # slot 1's part, recorded by the fixture
+    if peer_answers:
+        queues[0].put(pickle.dumps((1, peer)))
+    else:
+        monkeypatch.setattr(plan, "SHARE_WAIT_SECONDS", 0.1)
+    recorded = []
+    monkeypatch.setattr(plan, "record", lambda *a, _r=plan.record, **kw: recorded.append(
+        sorted(a[2])) or _r(*a, **kw))
+    try:
+        got = plan.record_shared(slot, specs, sources, None, 0, queues)
+        assert list(got) == topics  # in sorted order, every topic
+        for t in topics:
+            assert got[t].keys() == plans[t].keys()
+            assert all(_same_plan(got[t][ph], plans[t][ph]) for ph in got[t]), t
+        index, sent = pickle.loads(queues[1].get_nowait())
+        assert index == 0 and list(sent) == topics[0::2]  # its own part, and only that
+        assert recorded == ([topics[0::2]] if peer_answers else [topics[0::2], topics[1::2]])
+        assert slot.preloaded == {p.key: len(p.calls) for t in topics for p in got[t].values()
+                                  if p.phase == "public"}
+    finally:  # the session's plans are preloaded again for the other tests
+        slot.preload({p.key: p.calls for phases in plans.values() for p in phases.values()
+                      if p.phase == "public"})
+
+
 def test_reference_sources_are_the_solutions():
     found = plan.reference_sources()
     assert set(found) == {p.stem for p in (ROOT / "solutions").glob("ex0*.py")}

@@ -209,8 +209,9 @@ def _init_slot(queue: mp.Queue, cfg: dict) -> None:
     if cfg["plan"]:
         sources = {t: src for t, src in plan.reference_sources().items()
                    if t in cfg["plan_topics"]}
-        _slot_plans = (plan.record(_slot, _slot_specs, sources, _public_slot)
-                       if sources else None)
+        # Several slots record a part each and swap them (plan.record_shared).
+        _slot_plans = (plan.record_shared(_slot, _slot_specs, sources, _public_slot, index,
+                                          cfg.get("plan_share")) if sources else None)
 
 
 def _start_quietly(slot: Slot) -> None:
@@ -363,6 +364,8 @@ def _grade_all(paths: list[Path], out: Path, jobs: int, limits: Limits | None, h
         q = ctx.Queue()
         for i in range(jobs):
             q.put(i)
+        if cfg["plan"] and plan_path is None:
+            cfg["plan_share"] = [ctx.Queue() for _ in range(jobs)]
         pool = ProcessPoolExecutor(jobs, mp_context=ctx, initializer=_init_pool_slot,
                                    initargs=(q, cfg))
         try:

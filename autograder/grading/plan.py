@@ -10,6 +10,8 @@ import dataclasses
 import functools
 import inspect
 import math
+import pickle
+import queue
 import sys
 from dataclasses import dataclass, field
 from types import ModuleType
@@ -165,11 +167,14 @@ def reference_sources() -> dict[str, bytes]:
 
 
 def record(slot: Slot, specs: dict[str, list[runner.TestSpec]], sources: dict[str, bytes],
-           public_slot: Slot | None = None) -> dict[str, dict[str, TopicPlan]]:
+           public_slot: Slot | None = None, *,
+           preload_plans: bool = True) -> dict[str, dict[str, TopicPlan]]:
     """Grade ``sources`` (the reference solution) on ``slot`` and record every test's calls.
 
     A topic whose recording was disturbed (its import failed, its worker restarted) gets no
-    plan, and its tests then run one call at a time, as without a plan.
+    plan, and its tests then run one call at a time, as without a plan. With
+    ``preload_plans`` (the default) the public slot's zygote then holds the requests
+    (:func:`preload`).
     """
     session = Session(public_slot or slot, sources)
     # The trusted reference has no deadline of its own (its calls keep their limits): a small
@@ -193,6 +198,63 @@ def record(slot: Slot, specs: dict[str, list[runner.TestSpec]], sources: dict[st
                     plans.setdefault(topic, {})[phase] = plan
     finally:
         session.close()
+    if preload_plans:
+        preload(public_slot or slot, plans)
+    return plans
+
+
+#: How long a slot waits for another slot's share of the plan before recording that share
+#: itself. A safety net only: a slot that dies breaks the batch's pool, which stops them all.
+SHARE_WAIT_SECONDS = 900.0
+
+
+def record_shared(slot: Slot, specs: dict[str, list[runner.TestSpec]],
+                  sources: dict[str, bytes], public_slot: Slot | None, index: int,
+                  queues: list[Any] | None) -> dict[str, dict[str, TopicPlan]]:
+    """:func:`record`, split between a batch's ``len(queues)`` slots, each calling this.
+
+    Slot ``index`` records every ``len(queues)``-th topic of ``sorted(sources)`` from its
+    ``index``-th, sends what it recorded to each other slot's queue and takes theirs from
+    ``queues[index]``: the reference is graded once per batch, not once per slot (a batch
+    with two slots starts about twice as fast on two cores). The plans are the same whichever
+    slot recorded them (the reference and the suites' examples are deterministic, as a plan
+    file replayed by another process already relies on: :mod:`autograder.grading.plan_file`).
+
+    The queues are multiprocessing queues between the grader's own slot processes: no worker
+    holds them, and what travels is this module's pickled plans, as in a plan file. A share
+    that does not come within :data:`SHARE_WAIT_SECONDS` is recorded here instead.
+
+    Without ``queues`` (one slot) it is :func:`record`.
+
+    Returns:
+        Every topic's plans, in ``sorted(sources)`` order, preloaded as :func:`record` does.
+    """
+    if not queues:
+        return record(slot, specs, sources, public_slot)
+    n = len(queues)
+    topics = sorted(sources)
+    share = {t: sources[t] for t in topics[index::n]}
+    plans = record(slot, specs, share, public_slot, preload_plans=False) if share else {}
+    # Pickled now, not by the queue's feeder thread later: grading adds verdicts to them.
+    blob = pickle.dumps((index, plans), protocol=pickle.HIGHEST_PROTOCOL)
+    for j, q in enumerate(queues):
+        if j != index:
+            q.put(blob)
+            # A share nobody reads (its slot died) must not hold this process at its exit.
+            getattr(q, "cancel_join_thread", lambda: None)()
+    got = {index: plans}
+    while len(got) < n:
+        try:
+            j, theirs = pickle.loads(queues[index].get(timeout=SHARE_WAIT_SECONDS))
+        except queue.Empty:
+            break
+        got[j] = theirs
+    for j in range(n):
+        if j not in got:
+            late = {t: sources[t] for t in topics[j::n]}
+            got[j] = record(slot, specs, late, public_slot, preload_plans=False) if late else {}
+    merged = {t: p for part in got.values() for t, p in part.items()}
+    plans = {t: merged[t] for t in topics if t in merged}
     preload(public_slot or slot, plans)
     return plans
 

@@ -24,9 +24,12 @@ GOLDEN = golden.load(golden.BANKS)
 #: well; the quick run (`make test-quick`, ≤ 5 minutes on 2 cores) grades one in QUICK_SAMPLE
 #: (every topic, wrong and correct, is still met) and compares one in PLAN_SAMPLE. The rest are
 #: marked slow. Sampled by the variant's place in banks.all_variants(), so a variant's tests are
-#: in or out of a run together.
+#: in or out of a run together. Every variant's planned verdicts are already held to the
+#: call-by-call ones stored in tests/golden/banks.json; the live sample (50 variants, every
+#: topic's wrong and correct ones among them: test_the_live_sample_meets_every_topic) checks
+#: in the same run that grading call by call still gives them.
 QUICK_SAMPLE = 5
-LIVE_SAMPLE = 4
+LIVE_SAMPLE = 8
 PLAN_SAMPLE = 20
 #: key -> its results with the plan, so that a variant's tests grade it once per process
 #: (`make test` groups a variant's tests on one xdist worker).
@@ -97,3 +100,11 @@ def test_the_plan_gives_the_same_verdicts(slot, plans, key, topic, variant):
     changed = [(n, verdicts.get(n), _verdict(r)) for n, r in planned.items()
                if _verdict(r) != verdicts.get(n)]
     assert not changed and len(planned) == len(live), f"the plan changed verdicts: {changed[:3]}"
+
+
+def test_the_live_sample_meets_every_topic():
+    """The call-by-call sample holds a wrong and a correct variant of every topic."""
+    sampled = {(topic, key.partition("-")[0]) for key, topic, _ in (
+        p.values for p in _variants(None))}
+    topics = {topic for _, topic, _ in banks.all_variants()}
+    assert sampled == {(t, kind) for t in topics for kind in ("wrong", "correct")}

@@ -12,9 +12,12 @@ from __future__ import annotations
 import base64
 import hashlib
 import importlib.util
+import json
 import os
 import pwd
 import secrets
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -482,3 +485,32 @@ def test_a_compiling_slot_leaves_the_interpreter_off():
                 call(s, "softmax_rows", torch.ones(2, 3))
         finally:
             s.close()
+
+
+WARM_TRITON = r'''
+import json, os, sys
+import torch
+torch.set_num_threads(1)
+import triton  # noqa: F401  (the zygote's _preload_triton)
+from autograder.sandbox import zygote
+ran = zygote._warm_triton()
+print(json.dumps({"ran": ran, "threads": zygote._threads()}))
+'''
+
+
+@pytest.mark.parametrize("interpret", [True, False], ids=["interpreter", "compiler"])
+def test_the_zygote_warms_triton_only_where_it_interprets(interpret):
+    """``zygote._warm_triton`` launches its own tiny kernel through the interpreter (a worker's
+    first interpreted launch then skips ~60 ms of one-time set-up, twice per topic-8
+    submission) and leaves the process with one thread, so forking stays safe; it launches
+    nothing where kernels would be compiled. Without this test a Triton upgrade that breaks
+    the warm-up kernel would go unnoticed: the warm-up swallows its errors."""
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    env.update({"OMP_NUM_THREADS": "1", "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
+    if interpret:
+        env["TRITON_INTERPRET"] = "1"
+    proc = subprocess.run([sys.executable, "-c", WARM_TRITON], capture_output=True, text=True,
+                          env=env, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert got == {"ran": interpret, "threads": 1}

@@ -4,6 +4,7 @@
                              [--operators OPS]
                              [--equivalent bench/mutation_equivalent.toml]
                              [--unkillable bench/mutation_unkillable.toml] [--json OUT]
+                             [--rerun PREVIOUS_JSON --changed NAME_PART ...]
 
 Issue 16. Every mutant is one of cosmic-ray's mutations of a reference solution
 ``solutions/<topic>.py``, graded by the course's own grader with a batch plan; the table says,
@@ -322,13 +323,14 @@ def grade_mutant(slot, plans: dict, mutant: Mutant, equivalent: dict[str, str]) 
 
 
 def run(topics: list[str], *, selection: list[str] | None = None, n: int | None = None,
-        functions: set[str] | None = None, equivalent_path: Path = EQUIVALENT_FILE,
-        unkillable_path: Path = UNKILLABLE_FILE, slot=None, plans: dict | None = None,
-        log=print) -> tuple[list[Verdict], list[str]]:
+        functions: set[str] | None = None, ids: set[str] | None = None,
+        equivalent_path: Path = EQUIVALENT_FILE, unkillable_path: Path = UNKILLABLE_FILE,
+        slot=None, plans: dict | None = None, log=print) -> tuple[list[Verdict], list[str]]:
     """Make, grade and classify the mutants of ``topics``: (verdicts, warnings).
 
     Only those of the ``selection`` of operators (:func:`operators`), in ``functions`` if given,
-    about ``n`` per topic if given (:func:`sample`). ``slot``/``plans``: made here when not given.
+    with an id in ``ids`` if given (:func:`at_risk`), about ``n`` per topic if given
+    (:func:`sample`). ``slot``/``plans``: made here when not given.
     Warnings name reviewed ids that match no mutant, and listed mutants that were killed.
     A survivor listed in ``unkillable_path`` keeps its status (survived) and gets its reason.
 
@@ -361,7 +363,8 @@ def run(topics: list[str], *, selection: list[str] | None = None, n: int | None 
                       for mid in listed if mid.startswith(topic + ":") and mid not in known]
             chosen = {name for name, _ in operators(selection)}
             todo = sample([m for m in every if m.operator in chosen
-                           and (functions is None or m.function in functions)], n)
+                           and (functions is None or m.function in functions)
+                           and (ids is None or m.id in ids)], n)
             check_reference(slot, plans, topic)
             log(f"{topic}: grading {len(todo)} of {len(every)} mutants")
             t0 = time.monotonic()
@@ -378,6 +381,18 @@ def run(topics: list[str], *, selection: list[str] | None = None, n: int | None 
                     log(f"  {i}/{len(todo)}  {spent:.0f} s, "
                         f"~{spent / i * (len(todo) - i):.0f} s left")
     return verdicts, notes
+
+
+def at_risk(previous: dict, changed: list[str]) -> set[str]:
+    """The mutants a suite change may let through: those that ``previous`` (a ``--json`` report)
+    shows killed by tests whose names all contain one of the ``changed`` substrings.
+
+    A cost cut rewrites some tests and leaves the others as they were; a mutant that an
+    unchanged test killed is still killed, so only these need grading again
+    (docs/design/suite-strength.md, "What a test costs").
+    """
+    return {m["id"] for m in previous["mutants"] if m["status"] == "killed"
+            and all(any(c in name for c in changed) for name in m["failing"])}
 
 
 # ------------------------------------------------------------------ reporting
@@ -466,7 +481,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--equivalent", type=Path, default=EQUIVALENT_FILE)
     ap.add_argument("--unkillable", type=Path, default=UNKILLABLE_FILE)
     ap.add_argument("--json", type=Path, default=None, help="also write the results here")
+    ap.add_argument("--rerun", type=Path, default=None, metavar="PREVIOUS_JSON",
+                    help="with --changed: only the mutants this earlier report shows killed by "
+                         "changed tests alone (after a cost cut)")
+    ap.add_argument("--changed", action="append", default=[], metavar="NAME_PART",
+                    help="a substring of the names of the tests a change rewrote (with "
+                         "--rerun; repeat it: test names hold commas)")
     args = ap.parse_args(argv)
+    if bool(args.rerun) != bool(args.changed):
+        ap.error("--rerun and --changed go together")
     selection = [o.strip() for o in args.operators.split(",") if o.strip()]
     try:  # an unknown topic or operator fails before the plan is recorded
         topics = [catalogue.get_topic(t.strip()).module for t in args.topics.split(",")
@@ -476,7 +499,11 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(str(exc))
     t0 = time.monotonic()
     functions = {f.strip() for f in args.functions.split(",") if f.strip()} or None
-    verdicts, notes = run(topics, selection=selection, functions=functions,
+    ids = None
+    if args.rerun:
+        ids = at_risk(json.loads(args.rerun.read_text()), args.changed)
+        print(f"{len(ids)} mutants were killed by the changed tests alone", file=sys.stderr)
+    verdicts, notes = run(topics, selection=selection, functions=functions, ids=ids,
                           n=args.sample, equivalent_path=args.equivalent,
                           unkillable_path=args.unkillable,
                           log=lambda s: print(s, file=sys.stderr, flush=True))

@@ -155,3 +155,18 @@ def test_annotation_only_mutants_are_recognised_and_nothing_else():
     evaluated = original.replace("from __future__ import annotations\n", "")
     assert not mutation.annotation_only(evaluated, evaluated.replace("int | None = 3",
                                                                      "int & None = 3"))
+
+
+def test_at_risk_picks_the_mutants_only_changed_tests_killed():
+    """After a cost cut only the mutants that the rewritten tests alone killed need grading
+    again: one also killed by an untouched test, a survivor and an equivalent one do not."""
+    previous = {"mutants": [
+        {"id": "a", "status": "killed", "failing": ["t.dot: blocks"]},
+        {"id": "b", "status": "killed", "failing": ["t.dot: blocks", "t.dot: scale"]},
+        {"id": "c", "status": "killed", "failing": ["t.dot: blocks", "t.dot: ragged"]},
+        {"id": "d", "status": "survived", "failing": []},
+        {"id": "e", "status": "equivalent", "failing": []},
+    ]}
+    assert mutation.at_risk(previous, ["blocks"]) == {"a"}
+    assert mutation.at_risk(previous, ["blocks", "scale"]) == {"a", "b"}
+    assert mutation.at_risk(previous, ["nothing"]) == set()

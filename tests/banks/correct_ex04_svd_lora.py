@@ -227,4 +227,46 @@ class LoRALinear(nn.Module):
             out.weight.add_(self.scaling * (self.lora_B @ self.lora_A))
         return out
 """),
+    Variant("eckart_young_error", "COURSE.md's formula as written: squares sigma without scaling "
+            "(overflows only past 1e154, which the syllabus does not ask about)", """
+def eckart_young_error(W, k):
+    W = np.asarray(W, dtype=np.float64)
+    if W.ndim != 2 or not 1 <= k <= min(W.shape):
+        raise ValueError(f"bad k={k} for shape {W.shape}")
+    S = np.linalg.svd(W, compute_uv=False)
+    return float(np.sqrt(np.sum(S[k:] ** 2)))
+"""),
+    Variant("rank_for_energy", "COURSE.md's formula as written: cumulative sums of sigma squared "
+            "without scaling (overflows only past 1e154)", """
+def rank_for_energy(S, energy=0.9):
+    s = np.asarray(S, dtype=np.float64)
+    if s.ndim != 1 or s.size == 0 or not 0 < energy <= 1:
+        raise ValueError(f"bad S of shape {s.shape} or energy {energy}")
+    c = np.cumsum(s ** 2)
+    if c[-1] == 0:
+        return 1
+    return int(np.argmax(c >= energy * c[-1])) + 1
+"""),
+    Variant("power_iteration", "unscaled norms (tiny matrices would underflow and huge ones "
+            "overflow past 1e±150, which the syllabus does not ask about)", """
+def power_iteration(W, n_iter=200, seed=0):
+    A = np.asarray(W)
+    dt = A.dtype if np.issubdtype(A.dtype, np.floating) else np.dtype(np.float64)
+    A = A.astype(np.float64)
+    m, n = A.shape
+    if not A.any():
+        u = np.zeros(m, dt); v = np.zeros(n, dt); u[0] = v[0] = 1.0
+        return 0.0, u, v
+    v = np.random.default_rng(seed).standard_normal(n)
+    v /= np.linalg.norm(v)
+    with np.errstate(all="ignore"):
+        for _ in range(n_iter):
+            u = A @ v
+            u /= np.linalg.norm(u)
+            v = A.T @ u
+            v /= np.linalg.norm(v)
+        u = A @ v
+        s = np.linalg.norm(u)
+        return float(s), (u / s).astype(dt), v.astype(dt)
+"""),
 ]

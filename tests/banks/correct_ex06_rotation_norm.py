@@ -205,4 +205,19 @@ def qk_norm(q, k, weight_q, weight_k, eps=1e-6):
         return torch.nn.functional.rms_norm(xt, xt.shape[-1:], wt, eps).numpy().astype(dt)
     return [norm(q, weight_q), norm(k, weight_k)]
 """),
+    Variant("layer_norm", "float16 computed in float16 (COURSE.md states a working precision for "
+            "rms_norm only)", """
+import numpy as np
+def layer_norm(x, weight, bias, eps=1e-5):
+    x = np.asarray(x)
+    if not np.issubdtype(x.dtype, np.floating):
+        x = x.astype(np.float64)
+    t = x.dtype.type
+    mu = x.mean(axis=-1, keepdims=True, dtype=x.dtype)
+    c = x - mu
+    var = (c * c).mean(axis=-1, keepdims=True, dtype=x.dtype)
+    w, b = np.asarray(weight).astype(x.dtype), np.asarray(bias).astype(x.dtype)
+    y = c / np.sqrt(var + t(eps)) * w + b
+    return y.astype(x.dtype)
+"""),
 ]

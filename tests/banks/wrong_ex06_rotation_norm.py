@@ -301,20 +301,6 @@ def layer_norm(x, weight, bias, eps=1e-5):
     var = np.maximum((xw * xw).mean(axis=-1, keepdims=True) - mu * mu, 0.0)
     return ((xw - mu) / np.sqrt(var + eps) * weight + bias).astype(out)
 """),
-    Variant("layer_norm", "float16 computed in float16", """
-import numpy as np
-def layer_norm(x, weight, bias, eps=1e-5):
-    x = np.asarray(x)
-    if not np.issubdtype(x.dtype, np.floating):
-        x = x.astype(np.float64)
-    t = x.dtype.type
-    mu = x.mean(axis=-1, keepdims=True, dtype=x.dtype)
-    c = x - mu
-    var = (c * c).mean(axis=-1, keepdims=True, dtype=x.dtype)
-    w, b = np.asarray(weight).astype(x.dtype), np.asarray(bias).astype(x.dtype)
-    y = c / np.sqrt(var + t(eps)) * w + b
-    return y.astype(x.dtype)
-"""),
     Variant("layer_norm", "normalises over the first axis (the batch) instead of the last", """
 import numpy as np
 def layer_norm(x, weight, bias, eps=1e-5):

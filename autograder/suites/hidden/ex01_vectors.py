@@ -94,6 +94,17 @@ def test_one_hot_id_equal_vocab(sub, ref):
         expect_message_names(exc)
 
 
+# Guards against a range check of `ids > vocab_size` (an id equal to V then gives a zero row).
+@graded("one_hot", "an id equal to vocab_size raises ValueError also as a 0-d id, in uint8 ids of "
+        "shape (2, 2) and in a Python list")
+def test_one_hot_id_equal_vocab_other_inputs(sub, ref):
+    for ids, vocab, what in [(np.array(6), 6, "a 0-d id equal to vocab_size"),
+                             (np.array([[0, 2], [40, 39]], dtype=np.uint8), 40,
+                              "uint8 ids of shape (2, 2) holding vocab_size"),
+                             ([4, 0, 5], 5, "a Python list holding vocab_size")]:
+        expect_raises("ValueError", sub.one_hot, ids, vocab, what=what)
+
+
 @graded("one_hot", "negative ids anywhere in the array raise ValueError (no wrap-around)")
 def test_one_hot_negative_ids(sub, ref):
     for ids in (np.array([0, 1, -1]), np.array([[2, -4], [0, 1]]), np.array(-2)):
@@ -113,9 +124,30 @@ def test_one_hot_float_ids(sub, ref):
     expect_raises("ValueError", sub.one_hot, np.zeros(0), 4, what="an empty float64 array of ids")
 
 
+# Guards against float ids cast to int (a cast of whole numbers would go unnoticed).
+@graded("one_hot", "float ids of other shapes and dtypes raise ValueError: a 0-d float64 id, "
+        "float16 (2, 2) and float32 (2, 1, 3) arrays of whole numbers")
+def test_one_hot_float_ids_other_shapes(sub, ref):
+    for ids, vocab in [(np.array(2.0), 4), (np.array([[0, 1], [3, 2]], dtype=np.float16), 4),
+                       (np.zeros((2, 1, 3), dtype=np.float32), 3)]:
+        expect_raises("ValueError", sub.one_hot, ids, vocab,
+                      what=f"{ids.dtype.name} ids of shape {ids.shape}")
+
+
 @graded("one_hot", "bool ids raise ValueError")
 def test_one_hot_bool_ids(sub, ref):
     expect_raises("ValueError", sub.one_hot, np.array([True, False]), 2, what="bool ids")
+
+
+# Guards against bool ids taken for integers (dtype kind "b" allowed, or issubdtype assumed).
+@graded("one_hot", "bool ids of other shapes raise ValueError: a 0-d bool, a (2, 2) bool array "
+        "and a Python list of bools")
+def test_one_hot_bool_ids_other_shapes(sub, ref):
+    for ids, vocab, what in [(np.array(True), 3, "a 0-d bool id"),
+                             (np.array([[True, False], [False, False]]), 5,
+                              "bool ids of shape (2, 2)"),
+                             ([False, True, True], 2, "a Python list of bools")]:
+        expect_raises("ValueError", sub.one_hot, ids, vocab, what=what)
 
 
 @graded("one_hot", "each row has a single 1 at its id's column (random ids, hypothesis)")
@@ -170,6 +202,23 @@ def test_embedding_int_table(sub, ref):
                  what="lookup in an int64 W_E of shape (4, 3)")
 
 
+# Guards against a result always in float64 and against an integer W_E left integer.
+@graded("embedding_lookup", "a 0-d id and ids of shape (1, 3): float32 and float16 W_E keep their "
+        "dtype, int32 and uint8 W_E give float64")
+def test_embedding_dtypes_other_shapes(sub, ref):
+    rng = np.random.default_rng(206)
+    for ids, dtype in [(np.array(2), "float32"), (np.array([[4, 0, 4]]), "float16")]:
+        W = rng.normal(size=(5, 3)).astype(dtype)
+        expect_array(sub.embedding_lookup(ids, W), ref.embedding_lookup(ids, W.astype(np.float64)),
+                     dtype=dtype, what=f"lookup of ids of shape {ids.shape} in a {dtype} W_E "
+                     "of shape (5, 3)")
+    for ids, dtype in [(np.array(2), np.int32), (np.array([[4, 0, 4]]), np.uint8)]:
+        W = rng.integers(0, 9, size=(5, 3)).astype(dtype)
+        expect_array(sub.embedding_lookup(ids, W), ref.embedding_lookup(ids, W),
+                     what=f"lookup of ids of shape {ids.shape} in a {np.dtype(dtype).name} W_E "
+                     "of shape (5, 3)")
+
+
 @graded("embedding_lookup", "equals one_hot(ids, V) @ W_E (random ids and tables, hypothesis)")
 @given(shape=hnp.array_shapes(min_dims=0, max_dims=3, max_side=4), vocab=st.integers(1, 8),
        d=st.integers(1, 5), seed=st.integers(0, 2**16))
@@ -189,6 +238,19 @@ def test_embedding_large_vocab(sub, ref):
     ids[:2] = [0, 99_999]
     expect_array(sub.embedding_lookup(ids, W), ref.embedding_lookup(ids, W),
                  what="lookup of 5,000 ids in W_E of shape (100000, 1)")
+
+
+# Guards against one_hot(ids, V) @ W_E: here the one-hot would take 5.8 GB, past the worker's
+# 4 GiB, while the rows themselves take 192 KB.
+@graded("embedding_lookup", "batched ids of shape (4, 6000) in a vocabulary of 30,000 rows: no "
+        "one-hot is built")
+def test_embedding_large_vocab_batched(sub, ref):
+    rng = np.random.default_rng(207)
+    W = rng.normal(size=(30_000, 1))
+    ids = _ids(rng, (4, 6_000), 30_000)
+    ids[-1, -2:] = [29_999, 0]
+    expect_array(sub.embedding_lookup(ids, W), ref.embedding_lookup(ids, W),
+                 what="lookup of ids of shape (4, 6000) in W_E of shape (30000, 1)")
 
 
 @graded("embedding_lookup", "negative ids raise ValueError (no wrap-around)")
@@ -271,9 +333,31 @@ def test_dot_not_1d(sub, ref):
         expect_raises("ValueError", sub.dot, np.ones(a), np.ones(b), what=f"shapes {a} and {b}")
 
 
+# Guards against np.dot without the 1-D check (it multiplies matrices whose inner sizes agree).
+@graded("dot", "matrices whose product is defined raise ValueError: (3, 3) with (3, 3), (2, 4) "
+        "with (4, 2), (2, 2, 2) with (2,)")
+def test_dot_matrices(sub, ref):
+    for a, b in [((3, 3), (3, 3)), ((2, 4), (4, 2)), ((2, 2, 2), (2,))]:
+        expect_raises("ValueError", sub.dot, np.ones(a), np.ones(b), what=f"shapes {a} and {b}")
+
+
 @graded("dot", "two empty vectors (d = 0) give 0.0")
 def test_dot_empty(sub, ref):
     expect_float(sub.dot(np.zeros(0), np.zeros(0)), 0.0, what="two vectors of shape (0,)")
+
+
+# Guards against accumulating in float32: 1e8 + 1 and 2**25 + 1 round to their neighbours there
+# and 3e20 overflows, while float64 holds each exactly.
+@graded("dot", "float64 and integer vectors are computed in float64: cancellation after 1e8 + 1 "
+        "or 2**25 + 1, and products near 1e40")
+def test_dot_float64_accumulation(sub, ref):
+    for u, v, what in [(np.array([1e8 + 1, -1e8]), np.array([1.0, 1.0]),
+                        "float64 vectors of shape (2,) that cancel"),
+                       (np.array([2**25 + 1, -2**25]), np.array([1, 1]),
+                        "int64 vectors of shape (2,) that cancel"),
+                       (np.array([3e20, 1e20]), np.array([2e20, -1e20]),
+                        "float64 vectors of shape (2,) with entries near 1e20")]:
+        expect_float(sub.dot(u, v), ref.dot(u, v), what=what)
 
 
 @graded("dot", "symmetric, bilinear and equal to the reference (hypothesis)")
@@ -333,6 +417,19 @@ def test_cosine_eps_floor(sub, ref):
     for u, v, eps in cases:
         expect_float(sub.cosine_similarity(u, v, eps=eps), ref.cosine_similarity(u, v, eps=eps),
                      what=f"two vectors of shape {u.shape} with eps={eps:g}")
+
+
+# Guards against ‖u‖‖v‖ + eps and against max(‖u‖, eps)·max(‖v‖, eps): the floor applies to the
+# product only, both below it (default eps) and above it with one norm shorter than eps.
+@graded("cosine_similarity", "the floor is on the product: ‖u‖‖v‖ = 5e-9 gives u·v / 1e-8 "
+        "(default eps); ‖u‖ = 0.05 < eps = 0.1 < ‖u‖‖v‖ = 0.5 gives the plain cosine")
+def test_cosine_eps_floor_product(sub, ref):
+    u, v = np.array([3e-5, 4e-5]), np.array([0.0, 1e-4])
+    expect_float(sub.cosine_similarity(u, v), ref.cosine_similarity(u, v),
+                 what="two vectors of shape (2,) with ‖u‖‖v‖ below the default eps")
+    u, v = np.array([0.03, 0.04]), np.array([0.0, 10.0])
+    expect_float(sub.cosine_similarity(u, v, eps=0.1), ref.cosine_similarity(u, v, eps=0.1),
+                 what="two vectors of shape (2,) with eps=0.1 between ‖u‖ and ‖u‖‖v‖")
 
 
 @graded("cosine_similarity", "eps = 0 is allowed: non-zero vectors give the plain cosine")
@@ -485,6 +582,20 @@ def test_angle_float32(sub, ref):
                  what="two float32 vectors of shape (8,)")
 
 
+# Guards against computing in the input dtype: float32's cosine of a 0.05° angle is off by
+# more than 1e-3°.
+@graded("angle_between", "float32 vectors about 0.05° apart: the float64 angle within 1e-5°")
+def test_angle_float32_small_angle(sub, ref):
+    rng = np.random.default_rng(506)
+    for n in (2, 16, 100):
+        u, w = rng.normal(size=n), rng.normal(size=n)
+        v = (u + 1e-3 * np.linalg.norm(u) / np.linalg.norm(w) * w).astype(np.float32)
+        u = u.astype(np.float32)
+        expect_float(sub.angle_between(u, v),
+                     ref.angle_between(u.astype(np.float64), v.astype(np.float64)), **ANGLE_TOL,
+                     what=f"two float32 vectors of shape ({n},) a small angle apart")
+
+
 @graded("angle_between", "vectors with entries near 1e100 or near 1e-100 (their squares still fit "
         "in float64)")
 def test_angle_magnitudes(sub, ref):
@@ -562,6 +673,21 @@ def test_pairwise_dtypes(sub, ref):
                  ref.pairwise_dot(A.astype(np.float32).astype(np.float64),
                                   B.astype(np.float32).astype(np.float64)),
                  dtype="float32", what="pairwise_dot of float32 A (4, 6) and B (3, 6)")
+
+
+# Guards against a result always in float64. Whole-number float16 entries keep every sum exact.
+@graded("pairwise_dot", "float16 inputs give float16 and float32 A (1, 8), B (5, 8) give float32")
+def test_pairwise_dtypes_other(sub, ref):
+    rng = np.random.default_rng(605)
+    A = rng.integers(-4, 5, size=(3, 5)).astype(np.float16)
+    B = rng.integers(-4, 5, size=(2, 5)).astype(np.float16)
+    expect_array(sub.pairwise_dot(A, B),
+                 ref.pairwise_dot(A.astype(np.float64), B.astype(np.float64)),
+                 dtype="float16", what="pairwise_dot of float16 A (3, 5) and B (2, 5)")
+    A, B = rng.normal(size=(1, 8)).astype(np.float32), rng.normal(size=(5, 8)).astype(np.float32)
+    expect_array(sub.pairwise_dot(A, B),
+                 ref.pairwise_dot(A.astype(np.float64), B.astype(np.float64)),
+                 dtype="float32", what="pairwise_dot of float32 A (1, 8) and B (5, 8)")
 
 
 @graded("pairwise_dot", "integer inputs give float64")

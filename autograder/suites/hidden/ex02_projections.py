@@ -98,11 +98,35 @@ def test_linear_float32(sub, ref):
                  dtype="float32", what="linear of float32 x (4, 8), W (8, 3), b (3,)")
 
 
+# Guards against casting everything to float64: float32 has to survive a batched x without a
+# bias too, not only the 2-D case with one.
+@graded("linear", "float32 batched x (b, n, d_in) and 1-D x (d_in,) with float32 W, no bias, "
+        "give float32")
+def test_linear_float32_batched(sub, ref):
+    rng = np.random.default_rng(1107)
+    W = rng.normal(size=(5, 3)).astype(np.float32)
+    for shape in [(2, 4, 5), (5,)]:
+        x = rng.normal(size=shape).astype(np.float32)
+        expect_array(sub.linear(x, W), ref.linear(x.astype(np.float64), W.astype(np.float64)),
+                     dtype="float32", what=f"linear of float32 x {shape} and W (5, 3)")
+
+
 @graded("linear", "integer x and W give float64")
 def test_linear_int(sub, ref):
     rng = np.random.default_rng(1105)
     x, W = rng.integers(-4, 5, size=(3, 4)), rng.integers(-4, 5, size=(4, 2))
     expect_array(sub.linear(x, W), ref.linear(x, W), what="linear of int64 x (3, 4), W (4, 2)")
+
+
+# Guards against integer inputs that stay integer: int32 batched x, W and an integer bias.
+@graded("linear", "int32 batched x (b, n, d_in), W and an integer bias give float64")
+def test_linear_int_batched_bias(sub, ref):
+    rng = np.random.default_rng(1108)
+    x = rng.integers(-5, 6, size=(2, 3, 4)).astype(np.int32)
+    W = rng.integers(-3, 4, size=(4, 3)).astype(np.int32)
+    b = rng.integers(-2, 3, size=3).astype(np.int32)
+    expect_array(sub.linear(x, W, b), ref.linear(x, W, b),
+                 what="linear of int32 x (2, 3, 4), W (4, 3) and b (3,)")
 
 
 @graded("linear", "inner dimensions that differ raise ValueError naming both shapes")
@@ -203,6 +227,20 @@ def test_qkv_width_mismatch(sub, ref):
     for wq, wk in [(2, 3), (5, 1)]:
         exc = expect_raises("ValueError", sub.project_qkv, X, np.ones((4, wq)), np.ones((4, wk)),
                             np.ones((4, 2)), what=f"W_Q (4, {wq}) and W_K (4, {wk})")
+        expect_message_names(exc)
+
+
+# Guards against a missing W_Q/W_K width check, in another context than the one above: batched
+# or single-token X, with W_V as wide as one of the two.
+@graded("project_qkv", "W_Q and W_K of different widths raise ValueError also for a batched X "
+        "(b, n, d_model) and a single token X (d_model,)")
+def test_qkv_width_mismatch_batched(sub, ref):
+    rng = np.random.default_rng(1207)
+    for xs, (wq, wk, wv) in [((2, 3, 6), (4, 3, 4)), ((6,), (1, 2, 2))]:
+        X = rng.normal(size=xs)
+        Ws = [rng.normal(size=(6, w)) for w in (wq, wk, wv)]
+        exc = expect_raises("ValueError", sub.project_qkv, X, *Ws,
+                            what=f"X {xs} with W_Q (6, {wq}) and W_K (6, {wk})")
         expect_message_names(exc)
 
 
@@ -396,6 +434,19 @@ def test_compose_dtypes(sub, ref):
     Ws = [rng.normal(size=s).astype(np.float32) for s in [(3, 4), (4, 2)]]
     expect_array(sub.compose(*Ws), ref.compose(*(W.astype(np.float64) for W in Ws)),
                  dtype="float32", what="compose of float32 (3, 4), (4, 2)")
+
+
+# Guards against float32 matrices that come back as float64: a single matrix (no product to
+# promote anything) and a chain of three square ones.
+@graded("compose", "float32 stays float32 for one matrix (3, 5) and a chain of three (4, 4)")
+def test_compose_float32_single_and_chain(sub, ref):
+    rng = np.random.default_rng(1407)
+    W = rng.normal(size=(3, 5)).astype(np.float32)
+    expect_array(sub.compose(W), W.astype(np.float64), dtype="float32",
+                 what="compose of one float32 matrix (3, 5)")
+    Ws = [rng.normal(size=(4, 4)).astype(np.float32) for _ in range(3)]
+    expect_array(sub.compose(*Ws), ref.compose(*(M.astype(np.float64) for M in Ws)),
+                 dtype="float32", what="compose of three float32 (4, 4)")
 
 
 @graded("compose", "integers give float64")

@@ -122,6 +122,22 @@ def test_softmax_small_temperature(sub, ref):
                  what="softmax of logits near 1e306 with temperature 0.001")
 
 
+# Guards against dividing by T before subtracting the max, in other dtypes and shapes than the
+# test above: in float32, z/T passes float32's 3.4e38 at logits of 100 and T = 1e-37; in float64,
+# logits near 1e5 and T = 1e-304 pass 1.8e308. Shifted first, (z - m)/T <= 0 cannot overflow.
+@graded("softmax", "tiny temperatures where z/T overflows: float32 (3, 6) along axis 0 with "
+        "T = 1e-37, float64 (5,) with T = 1e-304, give the argmax")
+def test_softmax_tiny_temperature_overflow(sub, ref):
+    rng = np.random.default_rng(2108)
+    z32 = _random_logits(rng, (3, 6), scale=100.0).astype(np.float32)
+    expect_array(sub.softmax(z32, axis=0, temperature=1e-37),
+                 ref.softmax(z32.astype(np.float64), axis=0, temperature=1e-37), dtype="float32",
+                 what="softmax of float32 logits, shape (3, 6), along axis 0, temperature 1e-37")
+    z64 = np.array([1e5, -3e5, 2e5, 0.5, 2e5 - 1.0])
+    expect_array(sub.softmax(z64, temperature=1e-304), ref.softmax(z64, temperature=1e-304),
+                 what="softmax of logits near 1e5, shape (5,), temperature 1e-304")
+
+
 @graded("softmax", "large temperatures (1e6, 1e300) give the uniform distribution")
 def test_softmax_large_temperature(sub, ref):
     rng = np.random.default_rng(2105)
@@ -136,6 +152,18 @@ def test_softmax_bad_temperature(sub, ref):
     z = np.array([1.0, 2.0, 3.0])
     for T in (0.0, -1.0, INF, -INF, float("nan")):
         exc = expect_raises("ValueError", sub.softmax, z, temperature=T, what=f"temperature {T}")
+        expect_message_names(exc)
+
+
+# Guards against a missing temperature check, with other bad values (tiny and large negatives,
+# an integer 0) on a batched input along another axis than the test above.
+@graded("softmax", "a temperature that is not > 0 (-2.5, -1e-300, the integer 0) raises "
+        "ValueError for a (2, 4) input along axis 0 too")
+def test_softmax_bad_temperature_batched(sub, ref):
+    z = _random_logits(np.random.default_rng(2109), (2, 4))
+    for T in (-2.5, -1e-300, 0):
+        exc = expect_raises("ValueError", sub.softmax, z, axis=0, temperature=T,
+                            what=f"temperature {T} on logits of shape (2, 4)")
         expect_message_names(exc)
 
 
@@ -193,6 +221,21 @@ def test_softmax_float16_extremes(sub, ref):
                  what="softmax of float16 logits with temperature 0.01")
 
 
+# Guards against computing float16 in float16, in two ways the test above does not use: a row
+# whose sum of exponentials passes float16's 65504 (inf in float16: every probability 0), and
+# T = 1e-8, which float16 rounds to 0 (0/0 at the max: NaN). In float32 both are fine.
+@graded("softmax", "float16 computed in float32: a row of 70 000 equal logits (sum of "
+        "exponentials past 65504) and temperature 1e-8 (0 in float16)")
+def test_softmax_float16_range(sub, ref):
+    flat = np.zeros((1, 70_000), dtype=np.float16)
+    expect_array(sub.softmax(flat), ref.softmax(flat.astype(np.float64)), dtype="float16",
+                 what="softmax of float16 logits, shape (1, 70000)")
+    z = _random_logits(np.random.default_rng(2110), (4, 6)).astype(np.float16)
+    expect_array(sub.softmax(z, temperature=1e-8),
+                 ref.softmax(z.astype(np.float64), temperature=1e-8), dtype="float16",
+                 what="softmax of float16 logits, shape (4, 6), temperature 1e-8")
+
+
 @graded("softmax", "random shapes, axes, temperatures and -inf masks (hypothesis)")
 @given(z=logit_arrays(MASKED_LOGITS), data=st.data(),
        T=st.sampled_from([0.05, 0.3, 1.0, 1.0, 4.0, 1000.0]))
@@ -246,6 +289,21 @@ def test_logsumexp_extremes(sub, ref):
     for z in cases:
         expect_array(sub.logsumexp(z), ref.logsumexp(z),
                      what=f"logsumexp of extreme logits, shape {z.shape}")
+
+
+# Guards against shifting by the global max instead of each slice's: slices on very different
+# scales along axis 0 and in a 3-D input with keepdims (the other slices underflow to -inf).
+@graded("logsumexp", "slices on very different scales (±800) along axis 0 and along the last "
+        "axis of a (2, 2, 3) input with keepdims=True stay finite")
+def test_logsumexp_slice_scales(sub, ref):
+    rng = np.random.default_rng(2205)
+    cols = _random_logits(rng, (4, 3)) + np.array([800.0, -800.0, 0.0])
+    expect_array(sub.logsumexp(cols, axis=0), ref.logsumexp(cols, axis=0),
+                 what="logsumexp of logits of shape (4, 3) along axis 0")
+    cube = _random_logits(rng, (2, 2, 3)) + np.array([[[-900.0]], [[700.0]]])
+    expect_array(sub.logsumexp(cube, axis=-1, keepdims=True),
+                 ref.logsumexp(cube, axis=-1, keepdims=True),
+                 what="logsumexp of logits of shape (2, 2, 3) along axis -1, keepdims=True")
 
 
 @graded("logsumexp", "an all -inf slice gives -inf (not NaN); -inf entries add nothing")
@@ -459,6 +517,18 @@ def test_jacobian_dtypes(sub, ref):
                  dtype="float32", what="softmax_jacobian of a float32 p of shape (7,)")
 
 
+# Guards against always returning float64: float16 (dyadic p, so every entry is exact in
+# float16) and float32 for a one-entry p.
+@graded("softmax_jacobian", "float16 p (4,) gives float16 and float32 p (1,) gives float32")
+def test_jacobian_float16(sub, ref):
+    p16 = np.array([0.5, 0.25, 0.125, 0.125], dtype=np.float16)
+    expect_array(sub.softmax_jacobian(p16), ref.softmax_jacobian(p16.astype(np.float64)),
+                 dtype="float16", what="softmax_jacobian of a float16 p of shape (4,)")
+    p32 = np.array([1.0], dtype=np.float32)
+    expect_array(sub.softmax_jacobian(p32), np.zeros((1, 1)), dtype="float32",
+                 what="softmax_jacobian of a float32 p of shape (1,)")
+
+
 @graded("softmax_jacobian", "integer p gives float64")
 def test_jacobian_integer(sub, ref):
     pi = np.array([0, 1, 0])
@@ -471,6 +541,18 @@ def test_jacobian_integer(sub, ref):
 def test_jacobian_not_1d(sub, ref):
     for shape in [(), (1, 4), (3, 3), (2, 3, 4)]:
         p = np.full(shape, 0.25)
+        exc = expect_raises("ValueError", sub.softmax_jacobian, p, what=f"p of shape {shape}")
+        expect_message_names(exc, str(shape))
+
+
+# Guards against a missing shape check: a batch of probability rows (b, N) and a column (N, 1),
+# which np.diag would quietly read as a matrix.
+@graded("softmax_jacobian", "a batch of probability vectors (2, 5) or a column (4, 1) raises "
+        "ValueError naming its shape")
+def test_jacobian_batched_p(sub, ref):
+    rng = np.random.default_rng(2404)
+    for shape in [(2, 5), (4, 1)]:
+        p = ref.softmax(_random_logits(rng, shape), axis=0 if shape[1] == 1 else -1)
         exc = expect_raises("ValueError", sub.softmax_jacobian, p, what=f"p of shape {shape}")
         expect_message_names(exc, str(shape))
 

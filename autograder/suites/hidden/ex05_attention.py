@@ -387,6 +387,25 @@ def _sdpa_offset(sub, ref, dtype: str, seed: int) -> None:
           what=f"{dtype} attention with a large common score offset")
 
 
+# guards against upcasting float16 only (bfloat16 scores rounded in bfloat16): the same rule as
+# the offset test above, in a batched (B, h, L, S) layout with an explicit scale and a float mask
+@graded("scaled_dot_product_attention", "bfloat16 (B, h, L, E) inputs with an explicit scale and "
+        "scores near 300 ± a few units, with and without a float mask: computed in float32")
+def test_sdpa_bfloat16_offset_batched(sub, ref):
+    rng = _rng(528)
+    q = rng.standard_normal((2, 2, 4, 8))
+    k = rng.standard_normal((2, 2, 6, 8))
+    q[..., 0], k[..., 0] = 20.0, 15.0  # one shared coordinate: every score is 300 + O(1)
+    q, k = _round(q, "bfloat16"), _round(k, "bfloat16")
+    v = _round(rng.standard_normal((2, 2, 6, 4)), "bfloat16")
+    _sdpa(sub, ref, q, k, v, dtype="bfloat16", scale=1.0,
+          what="bfloat16 attention on generated (2, 2, 4, 8) queries with scale = 1")
+    fm = _round(rng.uniform(-1.0, 0.0, (4, 6)), "bfloat16")
+    _sdpa(sub, ref, q, k, v, fm, dtype="bfloat16", scale=1.0,
+          what="bfloat16 attention on generated (2, 2, 4, 8) queries with scale = 1 and a "
+               "bfloat16 float mask")
+
+
 @graded("scaled_dot_product_attention", "the weights of each row sum to one (v = I returns them)")
 def test_sdpa_weights_rows(sub, ref):
     rng = _rng(515)
@@ -659,6 +678,17 @@ def test_split_indivisible(sub, ref):
     for D, h in ((10, 3), (8, 5), (6, 4)):
         exc = expect_raises("ValueError", sub.split_heads, _t(np.zeros((2, 3, D))), h,
                             what=f"D = {D} with {h} heads")
+        expect_message_names(exc)
+
+
+# guards against no divisibility check (reshape's RuntimeError instead): other shapes and
+# dtypes, including more heads than D
+@graded("split_heads", "more heads than D, or D not divisible, in float32 and bfloat16 (B, L, D) "
+        "inputs raises ValueError with a message")
+def test_split_indivisible_other(sub, ref):
+    for shape, h, dtype in (((3, 5, 4), 8, "float32"), ((1, 2, 9), 2, "bfloat16")):
+        exc = expect_raises("ValueError", sub.split_heads, _t(np.ones(shape), dtype), h,
+                            what=f"a {dtype} {shape} input with {h} heads")
         expect_message_names(exc)
 
 

@@ -504,6 +504,18 @@ def test_pd_nearly_symmetric(sub, ref):
           "is_positive_definite of a (2, 2) matrix whose asymmetry is exactly 1e-10·max|A|")
 
 
+# guards against demanding exact symmetry (A == Aᵀ): a product Q Λ Qᵀ rounds asymmetrically
+@graded("is_positive_definite", "Q Λ Qᵀ computed as a product, not symmetrised (rounding-level "
+        "asymmetry), is True for n = 6 and 12")
+def test_pd_product_rounding(sub, ref):
+    rng = _rng(140)
+    for n in (6, 12):
+        Q = _orthonormal(n, n, rng)
+        A = (Q * np.linspace(1.0, 4.0, n)) @ Q.T * 1e3
+        _bool(sub, A, True, f"is_positive_definite of a generated ({n}, {n}) SPD matrix built "
+                            "as a product")
+
+
 @graded("is_positive_definite",
         "asymmetry beyond 1e-10·max|A| is False (relative, not absolute or allclose)")
 def test_pd_asymmetry_tolerance(sub, ref):
@@ -516,6 +528,19 @@ def test_pd_asymmetry_tolerance(sub, ref):
               "is_positive_definite of a generated (4, 4) SPD matrix with a small asymmetry")
 
 
+# guards against np.allclose(A, Aᵀ): its atol 1e-8 and rtol 1e-5 are loose, not 1e-10·max|A|
+@graded("is_positive_definite", "an antisymmetric perturbation beyond 1e-10·max|A| in every "
+        "entry is False (tiny and large scales)")
+def test_pd_antisymmetric_perturbation(sub, ref):
+    rng = _rng(141)
+    for scale, rel in ((1e-9, 1e-4), (1e2, 1e-8)):
+        S = _spd(6, rng, kappa=3.0) * scale
+        K = rng.uniform(-1.0, 1.0, (6, 6))
+        _bool(sub, S + rel * np.max(np.abs(S)) * (K - K.T) / 2, False,
+              "is_positive_definite of a generated (6, 6) SPD matrix with an antisymmetric "
+              "perturbation")
+
+
 @graded("is_positive_definite", "NaN or inf entries give False")
 def test_pd_non_finite(sub, ref):
     rng = _rng(105)
@@ -526,6 +551,19 @@ def test_pd_non_finite(sub, ref):
         A[where[::-1]] = value
         _bool(sub, A, False,
               "is_positive_definite of a generated (3, 3) matrix with a non-finite entry")
+
+
+# guards against no finiteness check: Cholesky reads one triangle and never sees the other
+@graded("is_positive_definite", "a NaN or inf in the upper triangle only gives False "
+        "(float64 and float32)")
+def test_pd_non_finite_upper(sub, ref):
+    rng = _rng(142)
+    for (where, value), dtype in ((((0, 3), np.nan), np.float64), (((1, 2), np.inf), np.float32),
+                                  (((0, 1), -np.inf), np.float64)):
+        A = _spd(4, rng, kappa=3.0).astype(dtype)
+        A[where] = value
+        _bool(sub, A, False, f"is_positive_definite of a generated {np.dtype(dtype).name} (4, 4) "
+                             "matrix with a non-finite entry")
 
 
 @graded("is_positive_definite",
@@ -646,6 +684,17 @@ def test_gram_float32(sub, ref):
                  what="gram_matrix of a generated float32 (4, 7) matrix")
 
 
+# guards against always computing in float64: float inputs keep their dtype
+@graded("gram_matrix", "float16 in gives float16 out, and float32 for a tall X (values exact in "
+        "float16)")
+def test_gram_float16(sub, ref):
+    rng = _rng(143)
+    for shape, dtype in (((3, 6), "float16"), ((9, 2), "float32")):
+        X = (rng.integers(-8, 9, shape) / 4.0).astype(dtype)  # quarters: every sum exact
+        expect_array(sub.gram_matrix(X), ref.gram_matrix(X.astype(np.float64)), dtype=dtype,
+                     what=f"gram_matrix of a generated {dtype} {shape} matrix")
+
+
 @graded("gram_matrix", "integer input is promoted to float64")
 def test_gram_int(sub, ref):
     X = np.array([[1, 2, 3], [4, 5, 6]])
@@ -752,6 +801,15 @@ def test_ns_float32(sub, ref):
 def test_ns_int(sub, ref):
     Gi = np.array([[3, 1], [1, 2], [0, 1]])
     _polar_check(sub, Gi, "newton_schulz_orthogonalize of int matrix (3, 2)")
+
+
+# guards against always forming X Xᵀ: for this G that (m, m) product needs 8 GiB, more than a
+# worker may hold, while Xᵀ X is (4, 4)
+@graded("newton_schulz_orthogonalize", "a very tall (32768, 4) G converges to U Vᵀ (within "
+        "1e-6): its Gram product must be formed on the smaller side")
+def test_ns_very_tall(sub, ref):
+    G = _well_conditioned(32768, 4, _rng(144))
+    _polar_check(sub, G, "newton_schulz_orthogonalize of a generated (32768, 4) matrix")
 
 
 @graded("newton_schulz_orthogonalize",
@@ -904,6 +962,15 @@ def test_density_property(sub, ref, seed, shape, p):
     mask = _rng(seed).random(tuple(shape)) < p
     expect_float(sub.mask_density(mask), np.count_nonzero(mask) / mask.size,
                  what=f"mask_density of a generated {tuple(shape)} mask")
+
+
+# guards against returning NaN (the mean of nothing) for an empty mask
+@graded("mask_density", "an empty batch of masks ((2, 0, 5), (0, 4, 4)) raises ValueError")
+def test_density_empty_batched(sub, ref):
+    for shape in ((2, 0, 5), (0, 4, 4)):
+        exc = expect_raises("ValueError", sub.mask_density, np.zeros(shape, dtype=bool),
+                            what=f"an empty mask of shape {shape}")
+        expect_message_names(exc)
 
 
 @graded("mask_density", "an empty mask raises ValueError")

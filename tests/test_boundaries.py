@@ -22,6 +22,7 @@ PACKAGE = ROOT / "autograder"
 UNTRUSTED = frozenset({
     "autograder.sandbox.zygote", "autograder.sandbox.worker", "autograder.sandbox.probes",
     "autograder.sandbox.interpreter", "autograder.sandbox.isolation",
+    "autograder.sandbox.triton_warm",  # the zygote's own warm-up kernel
 })
 
 #: What the untrusted side may import of the package: the models and formats both sides share.

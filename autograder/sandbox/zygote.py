@@ -137,12 +137,11 @@ def _warm_ops() -> None:
         torch.random.set_rng_state(rng)
 
 
-
 def _warm_triton() -> bool:
     """Launch one tiny kernel of our own through Triton's interpreter, once; True if it ran.
 
     An interpreted launch's first run builds what every later one reuses (the interpreter's
-    patched ``triton.language``, its type tables, the AST rewriting machinery): about 60 ms,
+    patched ``triton.language``, its type tables, the AST rewriting machinery): about 70 ms,
     otherwise paid by each worker that grades topic 8, twice per submission (public and hidden
     phase); a student's own kernel then pays only its own rewriting (docs/design/measured-facts.md,
     "Triton in the sandbox"). Only where the interpreter is on (a CUDA slot would compile, which

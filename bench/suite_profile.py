@@ -1,6 +1,6 @@
 """Where the graded suites spend their time: one row per test, the costliest first.
 
-    python bench/suite_profile.py [--topics ex01_vectors,...] [--top 30] [--json OUT]
+    python bench/suite_profile.py [--topics ex01_vectors,...] [--top 30] [--json OUT] [--cold]
 
 Issue 16 ("strength per second"). The reference solution of each topic is graded call by call
 (as `course check` grades) in one session, and for each test the profile records:
@@ -12,6 +12,11 @@ Issue 16 ("strength per second"). The reference solution of each topic is graded
 A test that is costly in ``seconds`` but not in ``student`` is costly on the trusted side (a
 class pays that once per plan, not per submission); one costly in ``student`` is what every
 submission pays. A benchmark, not a test: nothing here asserts a time.
+
+The slot's zygote is warmed first, as a batch's plan warms it (autograder.sandbox.zygote's
+``_warm_up``), so the rows show what a graded class pays. ``--cold`` skips that: the first
+worker then pays torch's lazy imports in whichever test first needs them (the first
+``backward(grad)`` imports sympy, about 0.9 s), as a slot's first fork under `course check` does.
 """
 
 from __future__ import annotations
@@ -27,15 +32,17 @@ sys.path.insert(0, str(ROOT))
 from autograder import catalogue  # noqa: E402
 
 
-def profile(topics: list[str]) -> list[dict]:
+def profile(topics: list[str], *, warm: bool = True) -> list[dict]:
     """One dict per graded test of ``topics`` (name, topic, exercise, visibility, passed,
-    seconds, student, calls), in the order the tests ran."""
+    seconds, student, calls), in the order the tests ran; ``warm``: warm the zygote first."""
     from autograder.grading import run as runner
     from autograder.sandbox.session import Session
     from autograder.sandbox.slot import Slot
 
     rows = []
     with Slot(0) as slot:
+        if warm:
+            slot.warm_up()
         for topic in topics:
             source = (ROOT / "solutions" / f"{topic}.py").read_bytes()
             specs = runner.collect(topic)
@@ -80,13 +87,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--topics", default=",".join(catalogue.topic_modules()))
     ap.add_argument("--top", type=int, default=30)
     ap.add_argument("--json", type=Path, default=None, help="also write every row here")
+    ap.add_argument("--cold", action="store_true",
+                    help="do not warm the zygote first (a slot's first fork, as `course check`)")
     args = ap.parse_args(argv)
     try:
         topics = [catalogue.get_topic(t.strip()).module for t in args.topics.split(",")
                   if t.strip()]
     except KeyError as exc:
         ap.error(str(exc))
-    rows = profile(topics)
+    rows = profile(topics, warm=not args.cold)
     print(render(rows, args.top))
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1) + "\n")

@@ -39,6 +39,11 @@ def softmax(z: ArrayLike, axis: int = -1, temperature: float = 1.0) -> np.ndarra
     ``exp(z/T)`` overflows at ``z/T > 88.7`` in float32 and ``> 11.09`` in float16). The order
     matters: dividing first, then subtracting ``max(z/T)``, is the same algebra but ``z/T`` itself
     can overflow to ``inf`` for a tiny ``T`` (``1e306 / 1e-3``), and ``inf - inf`` is NaN.
+    Extremes also come together: divide by ``T`` before exponentiating, never after
+    (``softmax(z) ** (1/T)``): ``exp(-1600)`` is 0 although ``[800, -800]`` at ``T = 400`` gives
+    ``[0.982, 0.018]``. Beyond the spec, logits further apart than the dtype's range
+    (``[1e308, -1e308]`` at ``T = 1e308``) overflow ``z - max`` itself: there ``z``, the max and
+    ``T`` are halved first.
 
     Args:
         z: logits, any shape ``(...)``; float dtypes are kept, integers promoted to float64.
@@ -71,6 +76,8 @@ def softmax(z: ArrayLike, axis: int = -1, temperature: float = 1.0) -> np.ndarra
         array([0.301, 0.332, 0.367])
         >>> softmax(np.array([1e4, 1e4 - 1.0]), temperature=1e-3)    # naive exp(z/T) = inf
         array([1., 0.])
+        >>> np.round(softmax(np.array([1e308, -1e308]), temperature=1e308), 3)  # z - max = -inf
+        array([0.881, 0.119])
         >>> softmax(np.array([[0.0, -np.inf], [-np.inf, -np.inf]]))  # a fully masked row
         array([[1., 0.],
                [0., 0.]])

@@ -36,6 +36,11 @@ def softmax(z: ArrayLike, axis: int = -1, temperature: float = 1.0) -> np.ndarra
     ``exp(z/T)`` overflows at ``z/T > 88.7`` in float32 and ``> 11.09`` in float16). The order
     matters: dividing first, then subtracting ``max(z/T)``, is the same algebra but ``z/T`` itself
     can overflow to ``inf`` for a tiny ``T`` (``1e306 / 1e-3``), and ``inf - inf`` is NaN.
+    Extremes also come together: divide by ``T`` before exponentiating, never after
+    (``softmax(z) ** (1/T)``): ``exp(-1600)`` is 0 although ``[800, -800]`` at ``T = 400`` gives
+    ``[0.982, 0.018]``. Beyond the spec, logits further apart than the dtype's range
+    (``[1e308, -1e308]`` at ``T = 1e308``) overflow ``z - max`` itself: there ``z``, the max and
+    ``T`` are halved first.
 
     Args:
         z: logits, any shape ``(...)``; float dtypes are kept, integers promoted to float64.
@@ -68,6 +73,8 @@ def softmax(z: ArrayLike, axis: int = -1, temperature: float = 1.0) -> np.ndarra
         array([0.301, 0.332, 0.367])
         >>> softmax(np.array([1e4, 1e4 - 1.0]), temperature=1e-3)    # naive exp(z/T) = inf
         array([1., 0.])
+        >>> np.round(softmax(np.array([1e308, -1e308]), temperature=1e308), 3)  # z - max = -inf
+        array([0.881, 0.119])
         >>> softmax(np.array([[0.0, -np.inf], [-np.inf, -np.inf]]))  # a fully masked row
         array([[1., 0.],
                [0., 0.]])
@@ -86,11 +93,17 @@ def softmax(z: ArrayLike, axis: int = -1, temperature: float = 1.0) -> np.ndarra
     m = np.max(z, axis=axis, keepdims=True, initial=-np.inf)  # initial: empty slices are fine
     # In an all -inf slice, -inf - (-inf) is NaN; shifting by 0 instead keeps every exp at 0.
     m = np.where(m == -np.inf, 0.0, m)
-    with np.errstate(invalid="ignore", over="ignore"):
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
         # z == m also covers +inf logits (inf - inf is NaN); they become exp(0) = 1.
         shifted = np.where(z == m, 0.0, z - m)  # <= 0 everywhere
         # Shift first, then divide: (z - m)/T <= 0 cannot overflow to +inf, whatever T.
-        e = np.exp(shifted / T)
+        exponent = shifted / T
+        # A spread past the dtype's range ([1e308, -1e308]) overflows z - m to -inf, though
+        # (z - m)/T is moderate for a large T: there, halve z, m and T first (z/2 - m/2 fits).
+        spill = np.isneginf(exponent) & np.isfinite(z)
+        if spill.any():
+            exponent = np.where(spill, (z / 2 - m / 2) / (T / 2), exponent)
+        e = np.exp(exponent)
     total = np.sum(e, axis=axis, keepdims=True)
     p = e / np.where(total == 0, 1.0, total)  # total = 0 only for an all -inf slice
     return p.astype(out_dtype, copy=False)

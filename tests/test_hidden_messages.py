@@ -85,3 +85,27 @@ def test_hidden_messages_still_say_what_kind_of_mistake(hidden):
 def test_describe_drops_shapes_and_lengths_in_hidden_tests(hidden):
     assert describe(np.zeros((0, SECRET))) == "ndarray of dtype float64"
     assert describe([1] * SECRET) == "list"
+
+
+@pytest.mark.parametrize(("message", "needle"), [
+    ("q (2, 3, 4) and k (2, 5, 6) differ", "(2, 3, 4)"),
+    ("q torch.Size([2, 3, 4]) and k torch.Size([2, 5, 6])", "(2, 3, 4)"),
+    ("got a 2x3x4 array", "(2, 3, 4)"),
+    ("shape [5]", "(5,)"),
+    ("x of shape torch.Size([])", "()"),
+    ("rotary_dim = 7.0 is odd", "7"),
+])
+def test_a_shape_may_be_spelled_any_way_that_lists_its_sizes(message, needle):
+    # COURSE.md asks a message to name the offending shapes, not a format: torch's own
+    # torch.Size([2, 3, 4]) names (2, 3, 4) as well as str(tuple) does.
+    assert checks.names(message, needle)
+
+
+@pytest.mark.parametrize(("message", "needle"), [
+    ("q (2, 3) is too short", "(2, 3, 4)"),  # a prefix of the sizes is not the shape
+    ("shape (12, 3)", "(2, 3)"),  # 12 is not 2
+    ("x is 0-dimensional", "()"),
+    ("sizes differ", "(5,)"),
+])
+def test_a_message_without_the_sizes_in_order_does_not_name_the_shape(message, needle):
+    assert not checks.names(message, needle)

@@ -9,6 +9,7 @@ hidden test runs (:data:`autograder.sandbox.errors.HIDDEN`), messages never show
 
 from __future__ import annotations
 
+import re
 from typing import Any, Callable
 
 import numpy as np
@@ -201,13 +202,34 @@ def expect_raises(exc_name: str, fn: Callable[..., Any], *args: Any, what: str =
     raise AssertionError("unreachable")
 
 
+#: A needle written as a shape, ``str(tuple)``: ``(2, 3)``, ``(5,)``, ``()``.
+_SHAPE = re.compile(r"\((?:\s*\d+\s*,)*(?:\s*\d+\s*)?\)")
+
+
+def names(msg: str, needle: str) -> bool:
+    """Whether ``msg`` names ``needle``: a value as its text; a shape (``str`` of a tuple of
+    ints) in any spelling of its sizes in order: ``(2, 3, 4)``, ``torch.Size([2, 3, 4])``,
+    ``[2, 3, 4]``, ``2x3x4`` or ``2 × 3 × 4`` (COURSE.md asks a message to name the offending
+    shapes; it fixes no format, and torch's own is ``torch.Size([...])``)."""
+    if needle in msg:
+        return True
+    if not _SHAPE.fullmatch(needle):
+        return False
+    dims = [int(d) for d in re.findall(r"\d+", needle)]
+    if not dims:  # a 0-d input: "()" is not in the message; torch says "torch.Size([])"
+        return "[]" in msg
+    found = [int(d) for d in re.findall(r"\d+", msg)]
+    return any(found[i:i + len(dims)] == dims for i in range(len(found) - len(dims) + 1))
+
+
 def expect_message_names(exc: StudentException, *needles: str) -> None:
-    """The error message should name what was wrong (a shape, a value)."""
+    """The error message should name what was wrong: each needle, a value or a shape, as
+    :func:`names` reads it."""
     msg = exc.remote.message
     if not msg.strip():
         _fail_checked("the ValueError has an empty message; say which shapes or values were "
                       "wrong")
-    missing = [n for n in needles if n not in msg]
+    missing = [n for n in needles if not names(msg, n)]
     if missing:
         # The message is the student's text, which may quote a hidden test's inputs.
         says = (" (its text is not shown in a hidden test)" if HIDDEN.get()

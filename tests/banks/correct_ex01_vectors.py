@@ -220,4 +220,30 @@ def normalize_rows(X, eps=1e-12):
             out[i] = row / norm
     return out.reshape(X.shape).astype(dtype)
 """),
+    # Written from COURSE.md's rows alone, as natural code: no checks the rows do not list, so
+    # NumPy's own behaviour and messages wherever a row names no error.
+    Variant("cosine_similarity", "no shape checks (the row lists no error): u @ v over the "
+            "floored product of np.linalg.norm", """
+import numpy as np
+def cosine_similarity(u, v, eps=1e-8):
+    u, v = np.asarray(u, dtype=np.float64), np.asarray(v, dtype=np.float64)
+    scale = max(np.abs(u).max(initial=0.0), np.abs(v).max(initial=0.0))
+    if scale == 0.0:
+        return 0.0
+    # norms of u/scale, v/scale: no overflow or underflow in the squares
+    nu, nv = np.linalg.norm(u / scale), np.linalg.norm(v / scale)
+    return float(((u / scale) @ (v / scale)) * scale * scale
+                 / max(nu * nv * scale * scale, eps))
+"""),
+    Variant("pairwise_dot", "A @ B.T with integers promoted and nothing else: NumPy's "
+            "ValueError for widths that differ, a scalar for two 1-D inputs (the row names no "
+            "error; this was a 'wrong' variant while a test graded the docstring's not-2-D "
+            "error)", """
+import numpy as np
+def pairwise_dot(A, B):
+    A, B = np.asarray(A), np.asarray(B)
+    A = A if np.issubdtype(A.dtype, np.floating) else A.astype(np.float64)
+    B = B if np.issubdtype(B.dtype, np.floating) else B.astype(np.float64)
+    return A @ B.T
+"""),
 ]

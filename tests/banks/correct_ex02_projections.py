@@ -206,4 +206,16 @@ def transformer_matmuls(d_model, n_heads, d_ff, vocab_size, seq_len):
     ]
     return [Matmul(*r) for r in rows]
 """),
+    Variant("attention_scores", "Q @ swapaxes(K) times a Python-float scale, no checks of its "
+            "own (the row lists no error): NumPy's ValueError and message", """
+import math
+import numpy as np
+def attention_scores(Q, K, scale=None):
+    Q, K = np.asarray(Q), np.asarray(K)
+    Q = Q if np.issubdtype(Q.dtype, np.floating) else Q.astype(np.float64)
+    K = K if np.issubdtype(K.dtype, np.floating) else K.astype(np.float64)
+    if scale is None:
+        scale = 1.0 / math.sqrt(Q.shape[-1])
+    return (Q @ np.swapaxes(K, -1, -2)) * scale
+"""),
 ]

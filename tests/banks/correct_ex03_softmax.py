@@ -156,4 +156,43 @@ def online_attention(q, K, V, block_size):
         return np.zeros(V.shape[1], dt)  # no keys
     return (acc / l).astype(dt)
 """),
+    Variant("log_softmax", "float16 kept in float16 for z - max and the result (the row states "
+            "no working precision), the sum of exponentials accumulated in float32", """
+import numpy as np
+def log_softmax(z, axis=-1):
+    z = np.asarray(z)
+    if not np.issubdtype(z.dtype, np.floating):
+        z = z.astype(np.float64)
+    m = np.max(z, axis=axis, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0).astype(z.dtype)
+    shifted = z - m
+    with np.errstate(divide="ignore"):
+        total = np.sum(np.exp(shifted), axis=axis, keepdims=True, dtype=np.float32
+                       if z.dtype == np.float16 else z.dtype)
+        lse = np.log(total).astype(z.dtype)
+    return np.where(np.isneginf(lse), -np.inf, shifted - lse).astype(z.dtype)
+"""),
+    Variant("online_attention", "natural code: no checks of block_size or of V's length (the "
+            "row lists no error), float16 in float16 arithmetic, no keys gives zeros", """
+import math
+import numpy as np
+def online_attention(q, K, V, block_size):
+    q, K, V = np.asarray(q), np.asarray(K), np.asarray(V)
+    dt = np.result_type(q, K, V)
+    dt = dt if np.issubdtype(dt, np.floating) else np.dtype(np.float64)
+    q, K, V = q.astype(dt), K.astype(dt), V.astype(dt)
+    scale = 1.0 / math.sqrt(q.shape[0])
+    m, l, acc = -np.inf, dt.type(0), np.zeros(V.shape[1], dtype=dt)
+    for i in range(0, K.shape[0], block_size):
+        s = (K[i:i + block_size] @ q) * scale
+        m_new = max(m, s.max())
+        p = np.exp(s - m_new)
+        shrink = np.exp(m - m_new) if m > -np.inf else dt.type(0)
+        l = l * shrink + p.sum()
+        acc = acc * shrink + p @ V[i:i + block_size]
+        m = m_new
+    if K.shape[0] == 0:
+        return acc  # the empty sum
+    return (acc / l).astype(dt)
+"""),
 ]

@@ -269,4 +269,47 @@ def power_iteration(W, n_iter=200, seed=0):
         s = np.linalg.norm(u)
         return float(s), (u / s).astype(dt), v.astype(dt)
 """),
+    Variant("truncated_svd", "np.linalg.svd then slicing, checking only the range of k (the "
+            "row's one error)", """
+import numpy as np
+def truncated_svd(W, k):
+    W = np.asarray(W)
+    if not 1 <= k <= min(W.shape[-2:]):
+        raise ValueError(f"k = {k} outside [1, {min(W.shape[-2:])}] for W of shape {W.shape}")
+    dt = W.dtype if np.issubdtype(W.dtype, np.floating) else np.dtype(np.float64)
+    # LAPACK has no float16: decompose in float32, hand back float16
+    U, S, Vt = np.linalg.svd(W.astype(np.float32 if dt == np.float16 else dt),
+                             full_matrices=False)
+    return U[..., :, :k].astype(dt), S[..., :k].astype(dt), Vt[..., :k, :].astype(dt)
+"""),
+    Variant("LoRALinear", "natural code: only the row's range check on r (2.0 or True fail in "
+            "torch.randn with TypeError), randn / r, the merge in the weights' dtype", """
+class LoRALinear(torch.nn.Module):
+    def __init__(self, base, r, alpha):
+        super().__init__()
+        if not 1 <= r <= min(base.in_features, base.out_features):
+            raise ValueError(f"r = {r} must lie in [1, "
+                             f"{min(base.in_features, base.out_features)}]")
+        self.base = base
+        base.requires_grad_(False)
+        self.scaling = alpha / r
+        w = base.weight
+        self.lora_A = torch.nn.Parameter(
+            torch.randn(r, base.in_features, dtype=w.dtype, device=w.device) / r)
+        self.lora_B = torch.nn.Parameter(
+            torch.zeros(base.out_features, r, dtype=w.dtype, device=w.device))
+
+    def forward(self, x):
+        return self.base(x) + self.scaling * ((x @ self.lora_A.T) @ self.lora_B.T)
+
+    def merged(self):
+        w = self.base.weight
+        out = torch.nn.Linear(self.base.in_features, self.base.out_features,
+                              bias=self.base.bias is not None, device=w.device, dtype=w.dtype)
+        with torch.no_grad():
+            out.weight.copy_(w + self.scaling * (self.lora_B @ self.lora_A))
+            if self.base.bias is not None:
+                out.bias.copy_(self.base.bias)
+        return out
+"""),
 ]

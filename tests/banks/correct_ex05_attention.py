@@ -20,6 +20,30 @@ def causal_mask(n_q, n_k, device=None):
     future = torch.ones(n_q, n_k, dtype=torch.bool, device=device).triu(diagonal=n_k - n_q + 1)
     return future.logical_not()
 """),
+    Variant("scaled_dot_product_attention", "only COURSE.md's shape checks, their messages "
+            "quoting torch's own torch.Size([...]) spelling, then the reference's maths", """
+_sdpa_reference = scaled_dot_product_attention
+def scaled_dot_product_attention(q, k, v, mask=None, is_causal=False, scale=None):
+    if min(q.dim(), k.dim(), v.dim()) < 2:
+        raise ValueError(f"q {q.shape}, k {k.shape} and v {v.shape} need (..., len, dim)")
+    if q.shape[-1] != k.shape[-1]:
+        raise ValueError(f"q {q.shape} and k {k.shape} differ in their last dim")
+    if k.shape[-2] != v.shape[-2]:
+        raise ValueError(f"k {k.shape} and v {v.shape} hold different numbers of keys")
+    try:
+        lead = torch.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+    except RuntimeError:
+        raise ValueError(f"q {q.shape}, k {k.shape} and v {v.shape}: batch axes clash") from None
+    if mask is not None:
+        scores = torch.Size((*lead, q.shape[-2], k.shape[-2]))
+        try:
+            fits = torch.broadcast_shapes(mask.shape, scores) == scores
+        except RuntimeError:
+            fits = False
+        if not fits:
+            raise ValueError(f"mask {mask.shape} does not broadcast to the scores {scores}")
+    return _sdpa_reference(q, k, v, mask=mask, is_causal=is_causal, scale=scale)
+"""),
     Variant("scaled_dot_product_attention", "einsum, an additive -inf mask, softmax in float32 "
             "then NaN rows zeroed with nan_to_num, weighted sum in the input dtype", """
 import math as _m

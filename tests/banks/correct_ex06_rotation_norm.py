@@ -177,6 +177,11 @@ def layer_norm(x, weight, bias, eps=1e-5):
     inv = 1.0 / np.sqrt(xw.var(-1, keepdims=True) + eps)
     return ((xw - mu) * inv * weight + bias).astype(dt)
 """),
+    Variant("qk_norm", "rms_norm of each over its own head dim and nothing else: q and k of "
+            "different head dims are normalised, not refused (COURSE.md names no error)", """
+def qk_norm(q, k, weight_q, weight_k, eps=1e-6):
+    return rms_norm(q, weight_q, eps), rms_norm(k, weight_k, eps)
+"""),
     Variant("qk_norm", "inline einsum RMS, each gain on its own input", """
 import numpy as np
 def qk_norm(q, k, weight_q, weight_k, eps=1e-6):

@@ -242,4 +242,23 @@ def mask_density(mask):
         raise ValueError("mask has no entries")
     return m.astype(bool).sum() / m.size
 """),
+    Variant("is_positive_definite", "only integers promoted (bool matrices, which the row "
+            "does not name, fail in A - A.T), symmetry then Cholesky", """
+import numpy as np
+def is_positive_definite(A):
+    A = np.asarray(A)
+    if A.ndim != 2 or A.shape[0] != A.shape[1]:
+        raise ValueError(f"is_positive_definite needs a square matrix, got shape {A.shape}")
+    if np.issubdtype(A.dtype, np.integer):
+        A = A.astype(np.float64)
+    if not np.all(np.isfinite(A)):
+        return False
+    if np.abs(A - A.T).max(initial=0.0) > 1e-10 * np.abs(A).max(initial=0.0):
+        return False
+    try:
+        np.linalg.cholesky(A)
+    except np.linalg.LinAlgError:
+        return False
+    return True
+"""),
 ]

@@ -128,6 +128,42 @@ def flash_attention_forward(q, k, v, is_causal=False, scale=None, block_m=64, bl
     Variant("flash_attention_backward", "D = rowsum(P ∘ dP) instead of rowsum(dO ∘ O)",
             mutate(BACKWARD, ("d = (do_ * o_).sum(-1, keepdim=True)",
                               "d = (p * dp).sum(-1, keepdim=True)"))),
+    # Natural validation, only what COURSE.md lists: messages in torch's torch.Size([...])
+    # spelling, no isinstance checks (a list fails with AttributeError), L = 0 answered.
+    Variant("softmax_rows", "checks only rank and N (a NumPy array fails on x.dim()), torch.Size "
+            "in the messages", """
+_softmax_rows_reference = softmax_rows
+def softmax_rows(x):
+    if x.dim() != 2:
+        raise ValueError(f"softmax_rows needs a 2-D tensor, got {x.shape}")
+    if not 1 <= x.shape[1] <= 65536:
+        raise ValueError(f"rows must hold 1 to 65536 entries, got {x.shape}")
+    return _softmax_rows_reference(x)
+"""),
+    Variant("flash_attention_forward", "rank errors quote torch.Size; L = 0 queries get empty "
+            "O and lse (COURSE.md lists no error for them)", """
+_forward_reference = flash_attention_forward
+def flash_attention_forward(q, k, v, is_causal=False, scale=None, block_m=16, block_n=16):
+    for name, t in (("q", q), ("k", k), ("v", v)):
+        if t.dim() != 4:
+            raise ValueError(f"{name} must be (B, H, len, dim), got {t.shape}")
+    B, H, L, E = q.shape
+    if L == 0 and k.shape[2] >= 1:
+        # every other rule checked by a one-query call, then the empty answer
+        probe = torch.zeros((B, H, 1, E), dtype=q.dtype, device=q.device)
+        _forward_reference(probe, k, v, is_causal, scale, block_m, block_n)
+        return (torch.empty((B, H, 0, v.shape[3]), dtype=q.dtype, device=q.device),
+                torch.empty((B, H, 0), dtype=torch.float32, device=q.device))
+    return _forward_reference(q, k, v, is_causal, scale, block_m, block_n)
+"""),
+    Variant("flash_attention_backward", "no isinstance checks: an lse that is not a tensor fails "
+            "on lse.dim() (AttributeError)", """
+_backward_reference = flash_attention_backward
+def flash_attention_backward(q, k, v, o, lse, do, is_causal=False, scale=None):
+    if lse.dim() != 3:
+        raise ValueError(f"lse must be (B, H, L), got {lse.shape}")
+    return _backward_reference(q, k, v, o, lse, do, is_causal=is_causal, scale=scale)
+"""),
     # ------------------------------------------------------------------ FlashAttention
     Variant("FlashAttention", "written apart: is_causal kept on ctx, grads unpacked",
             FLASH_CLASS),

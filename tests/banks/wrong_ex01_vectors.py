@@ -293,17 +293,6 @@ def pairwise_dot(A, B):
         raise ValueError(f"shapes {A.shape} and {B.shape}")
     return (B @ A.T).astype(np.result_type(A, B, np.float16))
 """),
-    Variant("pairwise_dot", "A @ B.T without validation: 1-D inputs give a scalar",
-            """
-import numpy as np
-def pairwise_dot(A, B):
-    A, B = np.asarray(A), np.asarray(B)
-    if not np.issubdtype(A.dtype, np.inexact):
-        A = A.astype(np.float64)
-    if not np.issubdtype(B.dtype, np.inexact):
-        B = B.astype(np.float64)
-    return A @ B.T
-"""),
     Variant("pairwise_dot", "always float64 (float32 inputs not kept)",
             """
 import numpy as np
@@ -394,5 +383,16 @@ def normalize_rows(X, eps=1e-12):
     if not np.issubdtype(X.dtype, np.inexact):
         X = X.astype(np.float64)
     return X / np.maximum(np.linalg.norm(X, axis=-1), eps)
+"""),
+    Variant("one_hot", "the range check reads ids.min() and ids.max(): empty integer ids raise",
+            """
+import numpy as np
+def one_hot(ids, vocab_size):
+    ids = np.asarray(ids)
+    if not np.issubdtype(ids.dtype, np.integer):
+        raise ValueError(f"ids must be integers, got {ids.dtype}")
+    if ids.min() < 0 or ids.max() >= vocab_size:
+        raise ValueError(f"ids must lie in [0, {vocab_size})")
+    return np.eye(vocab_size)[ids]
 """),
 ]

@@ -570,4 +570,43 @@ def online_attention(q, K, V, block_size):
         m = m_new
     return acc / l
 """),
+    Variant("softmax", "temperature applied after the exponential: softmax(z) ** (1/T), "
+            "renormalised (exp(z - max) underflows where exp((z - max)/T) would not)", """
+import numpy as np
+def softmax(z, axis=-1, temperature=1.0):
+    T = float(temperature)
+    if not (np.isfinite(T) and T > 0):
+        raise ValueError(f"temperature must be finite and > 0, got {temperature!r}")
+    z = np.asarray(z)
+    dt = z.dtype if np.issubdtype(z.dtype, np.floating) else np.dtype(np.float64)
+    w = z.astype(np.float32 if dt == np.float16 else dt)
+    m = np.max(w, axis=axis, keepdims=True, initial=-np.inf)
+    m = np.where(m == -np.inf, 0.0, m)
+    e = np.exp(w - m) ** (1.0 / T)
+    total = np.sum(e, axis=axis, keepdims=True)
+    return (e / np.where(total == 0, 1.0, total)).astype(dt)
+"""),
+    Variant("online_attention", "no keys (n = 0): the empty accumulator divided by l = 0 gives NaN",
+            """
+import math
+import numpy as np
+def online_attention(q, K, V, block_size):
+    q, K, V = np.asarray(q), np.asarray(K), np.asarray(V)
+    dt = np.result_type(q, K, V)
+    dt = dt if np.issubdtype(dt, np.floating) else np.dtype(np.float64)
+    w = np.float32 if dt == np.float16 else dt
+    q, K, V = q.astype(w), K.astype(w), V.astype(w)
+    scale = 1.0 / math.sqrt(q.shape[0])
+    m, l, acc = -np.inf, 0.0, np.zeros(V.shape[1], dtype=w)
+    for i in range(0, K.shape[0], block_size):
+        s = (K[i:i + block_size] @ q) * scale
+        m_new = max(m, s.max())
+        p = np.exp(s - m_new)
+        shrink = math.exp(m - m_new) if m > -np.inf else 0.0
+        l = l * shrink + p.sum()
+        acc = acc * shrink + p @ V[i:i + block_size]
+        m = m_new
+    with np.errstate(invalid="ignore"):
+        return (acc / l).astype(dt)
+"""),
 ]

@@ -452,4 +452,26 @@ def mask_density(mask):
         raise ValueError("empty mask")
     return int(np.count_nonzero(mask)) // int(mask.size)
 """),
+    Variant("condition_number", "the threshold counts the short side: min(m, n)·eps·σ_max", """
+import numpy as np
+def condition_number(A):
+    A = np.asarray(A)
+    dt = A.dtype if A.dtype.kind == "f" else np.dtype(np.float64)
+    S = np.linalg.svd(A.astype(np.float32 if dt == np.float16 else dt), compute_uv=False)
+    if S[-1] <= min(A.shape) * np.finfo(dt).eps * S[0]:
+        return float("inf")
+    return float(S[0] / S[-1])
+"""),
+    Variant("condition_number", "a strict < at the threshold: σ_min exactly at it, and the zero "
+            "matrix (0/0), come out finite or NaN", """
+import numpy as np
+def condition_number(A):
+    A = np.asarray(A)
+    dt = A.dtype if A.dtype.kind == "f" else np.dtype(np.float64)
+    S = np.linalg.svd(A.astype(np.float32 if dt == np.float16 else dt), compute_uv=False)
+    if S[-1] < max(A.shape) * np.finfo(dt).eps * S[0]:
+        return float("inf")
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return float(S[0] / S[-1])
+"""),
 ]

@@ -159,6 +159,25 @@ def test_one_hot_property(sub, ref, shape, vocab, seed):
                  what=f"one_hot of generated ids of shape {shape}")
 
 
+@graded("one_hot", "empty integer ids, (0,) and (2, 0), give empty (..., V) float64 arrays")
+def test_one_hot_empty_ids(sub, ref):
+    # COURSE.md: integer ids of any shape (...); an empty one is such a shape, and no id in it
+    # lies outside [0, V) (a check through ids.min() fails on it)
+    for shape, dtype, vocab in [((0,), np.int64, 5), ((2, 0), np.int32, 3), ((0, 4), np.uint8, 7)]:
+        ids = np.zeros(shape, dtype=dtype)
+        expect_array(sub.one_hot(ids, vocab), ref.one_hot(ids, vocab),
+                     what=f"one_hot of empty {np.dtype(dtype).name} ids of shape {shape}")
+
+
+@graded("one_hot", "a vocabulary of one with no ids, and (0, 0) int8 ids, give empty arrays")
+def test_one_hot_empty_ids_small(sub, ref):
+    for shape, dtype, vocab in [((0,), np.int16, 1), ((0, 0), np.int8, 2)]:
+        ids = np.zeros(shape, dtype=dtype)
+        expect_array(sub.one_hot(ids, vocab), ref.one_hot(ids, vocab),
+                     what=f"one_hot of empty {np.dtype(dtype).name} ids of shape {shape} with "
+                          f"vocab_size {vocab}")
+
+
 # ------------------------------------------------------------------ embedding_lookup
 
 
@@ -171,6 +190,18 @@ def test_embedding_shapes(sub, ref):
         W = rng.normal(size=(vocab, d))
         expect_array(sub.embedding_lookup(ids, W), ref.embedding_lookup(ids, W),
                      what=f"lookup of ids of shape {shape} in W_E of shape {(vocab, d)}")
+
+
+@graded("embedding_lookup", "empty integer ids, (0,) and (3, 0), give empty (..., d) arrays in "
+        "W_E's dtype")
+def test_embedding_empty_ids(sub, ref):
+    rng = np.random.default_rng(209)
+    for shape, dtype, W in [((0,), np.int64, rng.normal(size=(6, 4))),
+                            ((3, 0), np.int32, rng.normal(size=(5, 2)).astype(np.float32))]:
+        ids = np.zeros(shape, dtype=dtype)
+        expect_array(sub.embedding_lookup(ids, W), ref.embedding_lookup(ids, W),
+                     what=f"lookup of empty {np.dtype(dtype).name} ids of shape {shape} in "
+                          f"W_E of shape {W.shape}")
 
 
 @graded("embedding_lookup", "a non-square W_E (V=3, d=8) and (V=12, d=2): rows, not columns")
@@ -484,22 +515,13 @@ def test_cosine_mismatch(sub, ref):
                       what=f"a zero vector and shapes {a.shape} and {b.shape}")
 
 
-@graded("cosine_similarity", "u vs c·u stays inside [-1, 1] although rounding lands past ±1")
-def test_cosine_clipped(sub, ref):
-    # For these u the rounded cosine of u and c·u is 1.0000000000000002 before clipping.
-    for u in (np.array([0.35, 0.9, 0.09]), np.array([-0.13, 0.64, 0.1, -0.54, 0.36])):
-        for c in (2.5, -0.5):
-            got = sub.cosine_similarity(u, c * u)
-            expect_float(got, float(np.sign(c)), what=f"u vs {c}u with u of shape {u.shape}")
-            if not -1.0 <= got <= 1.0:
-                fail(f"cosine of u and {c}u outside [-1, 1] for u of shape {u.shape}")
+# Not graded: a cosine of u and c·u one rounding past ±1. COURSE.md's cosine_similarity row asks
+# for no clipping (angle_between's does), and 1.0000000000000002 is the cosine to float64's
+# rounding.
 
 
-@graded("cosine_similarity", "inputs that are not 1-D raise ValueError (0-d, same-shape 2-D)")
-def test_cosine_not_1d(sub, ref):
-    for a, b in [((3, 3), (3, 3)), ((), ()), ((3,), (3, 1)), ((1, 3), (3,))]:
-        x, y = np.arange(1.0, 1.0 + np.prod(a)).reshape(a), np.ones(b)
-        expect_raises("ValueError", sub.cosine_similarity, x, y, what=f"shapes {a} and {b}")
+# Not graded: inputs that are not 1-D. COURSE.md's cosine_similarity row names no error, and
+# natural u @ v code returns a number for some of them (docs/design/suite-strength.md).
 
 
 @graded("cosine_similarity", "two empty vectors (d = 0, zero vectors) give 0.0, never NaN")
@@ -698,20 +720,27 @@ def test_pairwise_int(sub, ref):
                  what="pairwise_dot of int64 A (2, 3) and B (4, 3)")
 
 
-@graded("pairwise_dot", "widths that differ raise ValueError naming both shapes")
+@graded("pairwise_dot", "int32 and uint8 inputs give float64 (integers are promoted)")
+def test_pairwise_small_int(sub, ref):
+    rng = np.random.default_rng(606)
+    A = rng.integers(0, 200, size=(3, 5)).astype(np.uint8)
+    B = rng.integers(-9, 9, size=(2, 5)).astype(np.int32)
+    for a, b in [(A, A), (B, B), (A, B)]:
+        expect_array(sub.pairwise_dot(a, b), a.astype(np.float64) @ b.astype(np.float64).T,
+                     what=f"pairwise_dot of {a.dtype} A {a.shape} and {b.dtype} B {b.shape}")
+
+
+@graded("pairwise_dot", "widths that differ raise ValueError")
 def test_pairwise_mismatch(sub, ref):
+    # COURSE.md's row names no error: natural A @ B.T raises NumPy's ValueError, whose message
+    # names the sizes, not both shapes, so only the error's type is graded
     for a, b in [((3, 4), (3, 5)), ((2, 1), (2, 2)), ((3, 5), (2, 4))]:
-        exc = expect_raises("ValueError", sub.pairwise_dot, np.ones(a), np.ones(b),
-                            what=f"A {a} and B {b}")
-        expect_message_names(exc, str(a), str(b))
-
-
-@graded("pairwise_dot", "inputs that are not 2-D raise ValueError")
-def test_pairwise_not_2d(sub, ref):
-    for a, b in [((4,), (4,)), ((4,), (3, 4)), ((2, 3, 4), (5, 4)), ((3, 4), (4,)),
-                 ((3, 4), (2, 4, 4)), ((2, 4, 4), (3, 4)), ((), (3, 4)), ((3, 4), ())]:
         expect_raises("ValueError", sub.pairwise_dot, np.ones(a), np.ones(b),
                       what=f"A {a} and B {b}")
+
+
+# Not graded: inputs that are not 2-D. COURSE.md's pairwise_dot row names no error, and natural
+# A @ B.T code returns a number for two 1-D inputs.
 
 
 @graded("pairwise_dot", "entry [i, j] is A[i]·B[j] (random shapes, hypothesis)")
@@ -836,10 +865,5 @@ def test_normalize_nan_row(sub, ref):
                  what="normalize_rows of shape (4, 2) with NaN rows")
 
 
-@graded("normalize_rows", "float16 is computed in float32: an eps below float16's range is "
-        "not rounded to float16")
-def test_normalize_float16_small_eps(sub, ref):
-    X = np.array([[6e-8, 0.0], [0.0, 1.2e-7], [3.0, -4.0]], dtype=np.float16)
-    expect_array(sub.normalize_rows(X, eps=1e-7),
-                 ref.normalize_rows(X.astype(np.float64), eps=1e-7), dtype="float16",
-                 what="normalize_rows of a float16 (3, 2) with tiny rows and a tiny eps")
+# Not graded: an eps below float16's range. COURSE.md's normalize_rows row states no working
+# precision (float inputs keep their dtype), and natural float16 code rounds eps to float16.

@@ -790,16 +790,6 @@ def test_qk_norm_property(sub, ref, seed, lead, n, n_k, d, log_scale):
     _qk(sub, ref, q, k, wq, wk, f"qk_norm on generated q of shape {q.shape}, k {k.shape}")
 
 
-@graded("qk_norm", "queries and keys with different head dims raise ValueError naming both "
-        "shapes")
-def test_qk_norm_head_dim_mismatch(sub, ref):
-    rng = _rng(99)
-    # each gain fits its own input: only the head-dim check catches these
-    for dq, dk in ((8, 6), (6, 8)):
-        q = rng.standard_normal((2, 3, dq))
-        k = rng.standard_normal((2, 3, dk))
-        exc = expect_raises("ValueError", sub.qk_norm, q, k, np.ones(dq), np.ones(dk),
-                            what=f"q {q.shape} with k {k.shape}")
-        expect_message_names(exc, str(q.shape), str(k.shape))
-
-
+# Not graded: queries and keys of different head dims. The docstring refuses them, but
+# COURSE.md's row names no error, and rms_norm of each over its own head dim is well defined
+# (natural code returns that pair).

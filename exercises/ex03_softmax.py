@@ -42,8 +42,8 @@ def softmax(z: ArrayLike, axis: int = -1, temperature: float = 1.0) -> np.ndarra
     Extremes also come together: divide by ``T`` before exponentiating, never after
     (``softmax(z) ** (1/T)``): ``exp(-1600)`` is 0 although ``[800, -800]`` at ``T = 400`` gives
     ``[0.982, 0.018]``. Beyond the spec, logits further apart than the dtype's range
-    (``[1e308, -1e308]`` at ``T = 1e308``) overflow ``z - max`` itself: there ``z``, the max and
-    ``T`` are halved first.
+    (``[1e308, -1e308]`` at ``T = 1e308``) overflow ``z - max`` itself: ``z/2 - max/2``, divided
+    by ``T`` and doubled, does not.
 
     Args:
         z: logits, any shape ``(...)``; float dtypes are kept, integers promoted to float64.

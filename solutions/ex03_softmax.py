@@ -39,8 +39,8 @@ def softmax(z: ArrayLike, axis: int = -1, temperature: float = 1.0) -> np.ndarra
     Extremes also come together: divide by ``T`` before exponentiating, never after
     (``softmax(z) ** (1/T)``): ``exp(-1600)`` is 0 although ``[800, -800]`` at ``T = 400`` gives
     ``[0.982, 0.018]``. Beyond the spec, logits further apart than the dtype's range
-    (``[1e308, -1e308]`` at ``T = 1e308``) overflow ``z - max`` itself: there ``z``, the max and
-    ``T`` are halved first.
+    (``[1e308, -1e308]`` at ``T = 1e308``) overflow ``z - max`` itself: ``z/2 - max/2``, divided
+    by ``T`` and doubled, does not.
 
     Args:
         z: logits, any shape ``(...)``; float dtypes are kept, integers promoted to float64.
@@ -93,17 +93,13 @@ def softmax(z: ArrayLike, axis: int = -1, temperature: float = 1.0) -> np.ndarra
     m = np.max(z, axis=axis, keepdims=True, initial=-np.inf)  # initial: empty slices are fine
     # In an all -inf slice, -inf - (-inf) is NaN; shifting by 0 instead keeps every exp at 0.
     m = np.where(m == -np.inf, 0.0, m)
-    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+    with np.errstate(invalid="ignore", over="ignore"):
         # z == m also covers +inf logits (inf - inf is NaN); they become exp(0) = 1.
-        shifted = np.where(z == m, 0.0, z - m)  # <= 0 everywhere
+        # Halved: (z - m)/2 cannot overflow even for logits further apart than the dtype's
+        # range ([1e308, -1e308]), where z - m is -inf although (z - m)/T at T = 1e308 is -2.
+        half_gap = np.where(z == m, 0.0, z / 2 - m / 2)  # <= 0 everywhere
         # Shift first, then divide: (z - m)/T <= 0 cannot overflow to +inf, whatever T.
-        exponent = shifted / T
-        # A spread past the dtype's range ([1e308, -1e308]) overflows z - m to -inf, though
-        # (z - m)/T is moderate for a large T: there, halve z, m and T first (z/2 - m/2 fits).
-        spill = np.isneginf(exponent) & np.isfinite(z)
-        if spill.any():
-            exponent = np.where(spill, (z / 2 - m / 2) / (T / 2), exponent)
-        e = np.exp(exponent)
+        e = np.exp(half_gap / T * 2)
     total = np.sum(e, axis=axis, keepdims=True)
     p = e / np.where(total == 0, 1.0, total)  # total = 0 only for an all -inf slice
     return p.astype(out_dtype, copy=False)

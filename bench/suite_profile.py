@@ -8,7 +8,9 @@ Issue 16 ("strength per second"). The reference solution of each topic is graded
     drawing inputs, comparing);
   - ``student``: of which, waiting for the worker's replies (the submission's calls; what the
     batch plan pipelines and what the per-submission budget counts);
-  - ``calls``: requests sent to the worker.
+  - ``calls``: requests sent to the worker;
+  - ``sent`` and ``received``: the bytes of those requests' and replies' frames (inputs and
+    outputs, encoded: autograder/sandbox/codec.py).
 A test that is costly in ``seconds`` but not in ``student`` is costly on the trusted side (a
 class pays that once per plan, not per submission); one costly in ``student`` is what every
 submission pays. A benchmark, not a test: nothing here asserts a time.
@@ -34,7 +36,7 @@ from autograder import catalogue  # noqa: E402
 
 def profile(topics: list[str], *, warm: bool = True) -> list[dict]:
     """One dict per graded test of ``topics`` (name, topic, exercise, visibility, passed,
-    seconds, student, calls), in the order the tests ran; ``warm``: warm the zygote first."""
+    seconds, student, calls, sent, received), in the order the tests ran; ``warm``: warm the zygote first."""
     from autograder.grading import run as runner
     from autograder.sandbox.session import Session
     from autograder.sandbox.slot import Slot
@@ -53,12 +55,15 @@ def profile(topics: list[str], *, warm: bool = True) -> list[dict]:
                 for i in runner.phase_order(specs):
                     spec = specs[i]
                     waited, calls = session.student_seconds, session.live_calls
+                    sent, received = session.bytes_sent, session.bytes_received
                     result = runner.run_test(session, spec, ref)
                     rows.append({"name": spec.name, "topic": topic, "exercise": spec.exercise,
                                  "visibility": spec.visibility, "passed": result.passed,
                                  "seconds": round(result.seconds, 4),
                                  "student": round(session.student_seconds - waited, 4),
-                                 "calls": session.live_calls - calls})
+                                 "calls": session.live_calls - calls,
+                                 "sent": session.bytes_sent - sent,
+                                 "received": session.bytes_received - received})
             finally:
                 session.close()
     return rows
@@ -66,18 +71,24 @@ def profile(topics: list[str], *, warm: bool = True) -> list[dict]:
 
 def render(rows: list[dict], top: int) -> str:
     """Per-topic totals, then the ``top`` costliest tests by student time."""
-    out = ["| topic | tests | seconds | student s | calls |", "|---|---|---|---|---|"]
+    def total(mine: list[dict], label: str) -> str:
+        kib = sum(r["sent"] + r["received"] for r in mine) / 1024
+        return (f"| {label} | {len(mine)} | {sum(r['seconds'] for r in mine):.2f} | "
+                f"{sum(r['student'] for r in mine):.2f} | {sum(r['calls'] for r in mine)} | "
+                f"{kib:,.0f} |")
+
+    out = ["| topic | tests | seconds | student s | calls | KiB both ways |",
+           "|---|---|---|---|---|---|"]
     for topic in dict.fromkeys(r["topic"] for r in rows):
-        mine = [r for r in rows if r["topic"] == topic]
-        out.append(f"| {topic} | {len(mine)} | {sum(r['seconds'] for r in mine):.2f} | "
-                   f"{sum(r['student'] for r in mine):.2f} | {sum(r['calls'] for r in mine)} |")
-    out.append(f"| all | {len(rows)} | {sum(r['seconds'] for r in rows):.2f} | "
-               f"{sum(r['student'] for r in rows):.2f} | {sum(r['calls'] for r in rows)} |")
+        out.append(total([r for r in rows if r["topic"] == topic], topic))
+    out.append(total(rows, "all"))
     out += ["", f"costliest {top} tests by student seconds:",
-            "| student s | seconds | calls | test |", "|---|---|---|---|"]
+            "| student s | seconds | calls | KiB sent | KiB received | test |",
+            "|---|---|---|---|---|---|"]
     for r in sorted(rows, key=lambda r: -r["student"])[:top]:
         flag = "" if r["passed"] else " (FAILED on the reference!)"
         out.append(f"| {r['student']:.3f} | {r['seconds']:.3f} | {r['calls']} | "
+                   f"{r['sent'] / 1024:,.1f} | {r['received'] / 1024:,.1f} | "
                    f"{r['name']}{flag} |")
     return "\n".join(out)
 

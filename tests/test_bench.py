@@ -36,7 +36,7 @@ def test_benchmark_runs_and_prints_its_table():
 
 def test_suite_profile_rows_cover_every_test_and_pass_on_the_reference(tmp_path):
     """bench/suite_profile.py on one cheap topic: a row per graded test, the reference passing
-    each (a profile of failing tests would measure the wrong thing), calls counted."""
+    each (a profile of failing tests would measure the wrong thing), calls and bytes counted."""
     out = tmp_path / "profile.json"
     proc = subprocess.run(
         [sys.executable, str(ROOT / "bench" / "suite_profile.py"), "--topics", "ex01_vectors",
@@ -52,4 +52,6 @@ def test_suite_profile_rows_cover_every_test_and_pass_on_the_reference(tmp_path)
     assert sorted(r["name"] for r in rows) == sorted(s.name for s in runner.collect("ex01_vectors"))
     assert all(r["passed"] for r in rows)
     assert sum(r["calls"] for r in rows) > len(rows)  # every test calls the submission
+    # a request frame holds at least its header and a reply its value, whatever the test
+    assert all(r["sent"] > 10 * r["calls"] and r["received"] > 0 for r in rows if r["calls"])
     assert "costliest 3 tests by student seconds:" in proc.stdout

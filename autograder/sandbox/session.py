@@ -79,6 +79,9 @@ class Session(Pipelining):
         self.recorder: list[Call] | None = None  # autograder.grading.replay records a reference run here
         self._planned: set[tuple[int, str]] = set()  # (worker generation, topic) plans sent
         self.live_calls = 0  # requests sent one at a time (not answered from a pipeline)
+        #: frame bytes of those live calls, each way (a statistic: bench/suite_profile.py)
+        self.bytes_sent = 0
+        self.bytes_received = 0
         #: calls refused for the session's own state (budget spent, function barred, import
         #: failed): a verdict met with one is not the replies' alone (autograder.grading.replay)
         self.refusals = 0
@@ -239,7 +242,9 @@ class Session(Pipelining):
             # the grader in sendall (a fresh socket has no timeout at all).
             self.sock.settimeout(max(timeout, 0.01))
             self.sock.sendall(frame)
+            self.bytes_sent += len(frame)
             body = frames.read_frame(self.sock, codec.MAX_FRAME + 1024, deadline)
+            self.bytes_received += len(body)
         except (TimeoutError, socket.timeout):
             self._account(t0)
             if self.out_of_time():  # cut short by the deadline: not the function's own fault

@@ -271,13 +271,38 @@ def enter(cmd: dict) -> dict:
 #: Nothing a submission needs uses them, so the worker's seccomp filter refuses them.
 KEYRING_SYSCALLS = ("add_key", "request_key", "keyctl")
 
+#: Kernel state that belongs to a file's inode, not to a mount or a namespace: every worker's
+#: view shares the standard library, the venv and /usr, so two workers graded at the same time
+#: could signal to each other through it (red team, second round: a hidden-phase worker wrote
+#: its hidden input as byte-range locks on ``os.py``, and another submission's public-phase
+#: worker read them back with ``F_GETLK`` and quoted them in its public feedback). Refused:
+#: ``flock``; the inotify and fanotify watches (events when another worker opens a shared file);
+#: ``fadvise64`` (dropping a shared file's pages from the page cache, which a later worker can
+#: probe) and ``mincore``. Linear algebra needs none of them.
+SHARED_INODE_SYSCALLS = ("flock", "inotify_init", "inotify_init1", "inotify_add_watch",
+                         "fanotify_init", "fanotify_mark", "fadvise64", "mincore")
+#: ``fcntl`` commands on the same inode state, refused while the rest of ``fcntl`` (close-on-
+#: exec, non-blocking flags, ``F_DUPFD``), which Python and the libraries use, stays allowed:
+#: POSIX and open-file-description locks, leases, and directory notifications (dnotify).
+SHARED_INODE_FCNTL = {"F_GETLK": 5, "F_SETLK": 6, "F_SETLKW": 7, "F_OFD_GETLK": 36,
+                      "F_OFD_SETLK": 37, "F_OFD_SETLKW": 38, "F_SETLEASE": 1024,
+                      "F_GETLEASE": 1025, "F_NOTIFY": 1026}
+#: ``madvise`` advice that pushes shared file pages out of memory (the allocator's own advice,
+#: ``MADV_DONTNEED`` and the like, stays allowed), and ``preadv2``'s ``RWF_NOWAIT`` flag, which
+#: tells whether a file's pages are cached without reading them from disk.
+MADV_COLD, MADV_PAGEOUT = 20, 21
+RWF_NOWAIT = 0x8
 
-def keyring_filter() -> "pyseccomp.SyscallFilter":  # noqa: F821 - imported lazily
-    """The seccomp filter refusing the keyring system calls with EPERM, built by libseccomp.
+
+def worker_filter() -> "pyseccomp.SyscallFilter":  # noqa: F821 - imported lazily
+    """The worker's seccomp filter, built by libseccomp: EPERM for the keyring calls
+    (:data:`KEYRING_SYSCALLS`) and for state shared through a file's inode
+    (:data:`SHARED_INODE_SYSCALLS`, :data:`SHARED_INODE_FCNTL`, ``madvise`` with
+    ``MADV_COLD``/``MADV_PAGEOUT``, ``preadv2`` with ``RWF_NOWAIT``); everything else allowed.
 
     libseccomp knows each architecture's syscall numbers and checks the architecture of every
     call: a call of another ABI (i386 ``int 0x80`` from a 64-bit process, x32) meets the
-    ``BADARCH`` action, set to the same EPERM, so no second numbering can slip past the rule.
+    ``BADARCH`` action, set to the same EPERM, so no second numbering can slip past the rules.
     ``ImportError`` where libseccomp (the system library ``pyseccomp`` binds) is missing.
     """
     try:
@@ -288,19 +313,23 @@ def keyring_filter() -> "pyseccomp.SyscallFilter":  # noqa: F821 - imported lazi
     refuse = seccomp.ERRNO(errno.EPERM)
     f = seccomp.SyscallFilter(seccomp.ALLOW)
     f.set_attr(seccomp.Attr.ACT_BADARCH, refuse)
-    for name in KEYRING_SYSCALLS:
+    for name in KEYRING_SYSCALLS + SHARED_INODE_SYSCALLS:
         f.add_rule(refuse, name)
+    for cmd in SHARED_INODE_FCNTL.values():
+        f.add_rule(refuse, "fcntl", seccomp.Arg(1, seccomp.EQ, cmd))
+    for advice in (MADV_COLD, MADV_PAGEOUT):
+        f.add_rule(refuse, "madvise", seccomp.Arg(2, seccomp.EQ, advice))
+    f.add_rule(refuse, "preadv2", seccomp.Arg(5, seccomp.MASKED_EQ, RWF_NOWAIT, RWF_NOWAIT))
     return f
 
 
-def block_keyrings() -> bool:
-    """Refuse ``add_key``, ``request_key`` and ``keyctl`` (EPERM) in this process and its
-    children, for good. Needs no privilege (libseccomp sets ``PR_SET_NO_NEW_PRIVS``). False
-    where libseccomp is missing or the kernel refuses the filter (the docs' threat model says
-    what that leaves open).
+def apply_worker_filter() -> bool:
+    """Load :func:`worker_filter` in this process and its children, for good. Needs no
+    privilege (libseccomp sets ``PR_SET_NO_NEW_PRIVS``). False where libseccomp is missing or
+    the kernel refuses the filter (the docs' threat model says what that leaves open).
     """
     try:
-        keyring_filter().load()
+        worker_filter().load()
     except (ImportError, OSError):
         return False
     return True

@@ -319,7 +319,7 @@ def child_main(fd: int, cmd: dict) -> None:
         # Die with the zygote (set after the uid change, which clears it): a grader killed
         # with SIGKILL must not leave a worker spinning in student code.
         isolation.die_with_parent()
-        isolation.block_keyrings()  # per-uid kernel state another submission could read
+        isolation.apply_worker_filter()  # kernel state another submission could read
         if os.getppid() != zygote:
             os._exit(70)
         # cwd is the private scratch tmpfs; the submission is read-only, first on sys.path.

@@ -1,0 +1,264 @@
+"""Kernel state that namespaces do not separate: the worker's seccomp filter refuses it.
+
+Red team, first round: a submission stored its solution with ``add_key`` in the slot uid's user
+keyring, and the next submission graded on that slot read it back with ``keyctl`` and scored
+with it. Second round: two colluding submissions graded at the same time in two slots; the
+first one's hidden-phase worker wrote its hidden input as byte-range locks on ``os.py`` (a file
+every worker's view shares), and the second one's public-phase worker read them with
+``F_GETLK`` and put them in an error message that its public feedback quotes. The worker's
+filter (:func:`autograder.sandbox.isolation.worker_filter`) refuses the keyring calls, file
+locks, leases, inotify/dnotify/fanotify and page-cache probing with EPERM, as root or not.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import re
+import struct
+import tempfile
+
+import pytest
+
+from autograder.sandbox import isolation
+from autograder.limits import Limits
+from autograder.sandbox.session import Session
+from autograder.sandbox.slot import Slot
+
+pytestmark = pytest.mark.skipif(os.uname().machine not in ("x86_64", "aarch64"),
+                                reason="the attack below knows x86_64's and aarch64's numbers")
+
+#: add_key and keyctl's numbers, as a submission would find them.
+CALLS = '''
+import ctypes, os
+
+_libc = ctypes.CDLL(None, use_errno=True)
+_NR = {"x86_64": (248, 250), "aarch64": (217, 219)}[os.uname().machine]
+_USER_KEYRING = ctypes.c_long(-4)  # KEY_SPEC_USER_KEYRING
+
+def add_key(name, payload):
+    ctypes.set_errno(0)
+    data = payload.encode()
+    r = _libc.syscall(ctypes.c_long(_NR[0]), b"user", name.encode(), data,
+                      ctypes.c_size_t(len(data)), _USER_KEYRING)
+    return [r, ctypes.get_errno()]
+
+def search(name):
+    ctypes.set_errno(0)
+    r = _libc.syscall(ctypes.c_long(_NR[1]), ctypes.c_long(10), _USER_KEYRING,  # KEYCTL_SEARCH
+                      b"user", name.encode(), ctypes.c_long(0))
+    return [r, ctypes.get_errno()]
+'''
+
+
+def _in_child(filtered: bool) -> list[int]:
+    """add_key then keyctl(SEARCH) in a forked child, with or without the filter."""
+    namespace: dict = {}
+    exec(CALLS, namespace)  # noqa: S102 - our own test code, run in a child
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(r)
+            ok = isolation.apply_worker_filter() if filtered else True
+            name = f"course-test-{os.getpid()}"
+            added = namespace["add_key"](name, "payload")
+            found = namespace["search"](name)
+            getpid_works = int(os.getpid() > 0)
+            os.write(w, json.dumps([int(ok), *added, *found, getpid_works]).encode())
+        finally:
+            os._exit(0)
+    os.close(w)
+    data = b""
+    while chunk := os.read(r, 4096):
+        data += chunk
+    os.close(r)
+    os.waitpid(pid, 0)
+    return json.loads(data)
+
+
+def test_the_filter_refuses_add_key_and_keyctl_and_nothing_else():
+    ok, added, add_errno, found, search_errno, getpid_works = _in_child(filtered=True)
+    assert ok == 1, "the kernel refused the seccomp filter"
+    assert (added, add_errno) == (-1, errno.EPERM)
+    assert (found, search_errno) == (-1, errno.EPERM)
+    assert getpid_works == 1
+
+
+def test_without_the_filter_keyrings_work_here():
+    """What the filter takes away (else the test above could pass for another reason)."""
+    _ok, added, add_errno, found, _search_errno, _ = _in_child(filtered=False)
+    if added < 0:
+        pytest.skip(f"keyrings are refused here anyway (errno {add_errno})")
+    assert found == added
+
+
+def test_a_worker_cannot_use_the_keyrings():
+    slot = Slot(0, Limits(call_seconds=30))
+    session = Session(slot, {"ex01_vectors": CALLS.encode()})
+    try:
+        session.load("ex01_vectors")
+        assert session.call("ex01_vectors", "add_key", ("rt:ex01_vectors", "def dot(): ...")) \
+            == [-1, errno.EPERM]
+        assert session.call("ex01_vectors", "search", ("rt:ex01_vectors",)) == [-1, errno.EPERM]
+    finally:
+        session.close()
+        slot.close()
+
+
+def _compiled() -> list[tuple[int, int, int, int]]:
+    """The classic-BPF program libseccomp compiled, as (code, jt, jf, k) instructions."""
+    with tempfile.TemporaryFile("w+b") as f:
+        isolation.worker_filter().export_bpf(f)
+        f.seek(0)
+        raw = f.read()
+    return [struct.unpack("<HBBI", raw[i:i + 8]) for i in range(0, len(raw), 8)]
+
+
+def test_the_program_checks_the_architecture_first():
+    """libseccomp's program loads the call's architecture before anything else and refuses
+    any other ABI with EPERM (an i386 ``int 0x80`` from a 64-bit process has other numbers)."""
+    prog = _compiled()
+    assert prog[0] == (0x20, 0, 0, 4)  # load seccomp_data.arch
+    assert prog[1][0] == 0x15  # jeq: this machine's AUDIT_ARCH, else ...
+    assert prog[-1] == (0x06, 0, 0, 0x00050001)  # ... SECCOMP_RET_ERRNO | EPERM
+    if os.uname().machine == "x86_64":
+        # x32 shares x86_64's AUDIT_ARCH; its calls have bit 30 set: refused too.
+        assert any(ins[0] == 0x35 and ins[3] == 0x40000000 for ins in prog)
+
+
+def test_the_filter_names_exactly_the_calls_it_means():
+    with tempfile.TemporaryFile("w+") as f:
+        isolation.worker_filter().export_pfc(f)
+        f.seek(0)
+        pfc = f.read()
+    named = set(re.findall(r'filter for syscall "(\w+)"', pfc))
+    assert named == {"add_key", "request_key", "keyctl", "fcntl", "madvise", "preadv2",
+                     *isolation.SHARED_INODE_SYSCALLS}
+
+
+#: What one worker can tell another through a shared file's inode, and what Python and the
+#: libraries need of ``fcntl`` (flags) and ``madvise`` (the allocator), which must keep working.
+INODE_CALLS = '''
+import ctypes, errno, fcntl, mmap, os, struct
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+def _errno_of(fn):
+    try:
+        fn()
+    except OSError as exc:
+        return exc.errno
+    return 0
+
+def _libc_errno(r):
+    return ctypes.get_errno() if r < 0 else 0
+
+def probe(path):
+    """errno (0 = allowed) of each call on ``path``, a file every worker can read."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        lock = struct.pack("hhqqi", fcntl.F_RDLCK, 0, 1 << 40, 1, 0)
+        found = {
+            "F_SETLK": _errno_of(lambda: fcntl.fcntl(fd, fcntl.F_SETLK, lock)),
+            "F_GETLK": _errno_of(lambda: fcntl.fcntl(fd, fcntl.F_GETLK, lock)),
+            "F_OFD_SETLK": _errno_of(lambda: fcntl.fcntl(fd, fcntl.F_OFD_SETLK, lock)),
+            "F_OFD_GETLK": _errno_of(lambda: fcntl.fcntl(fd, fcntl.F_OFD_GETLK, lock)),
+            "flock": _errno_of(lambda: fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)),
+            "F_NOTIFY": _errno_of(lambda: fcntl.fcntl(os.open(os.path.dirname(path),
+                                                              os.O_RDONLY), fcntl.F_NOTIFY,
+                                                      fcntl.DN_ACCESS)),
+            "fadvise": _errno_of(lambda: os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)),
+        }
+        ctypes.set_errno(0)
+        ino = _libc.inotify_init1(0)
+        found["inotify_init1"] = _libc_errno(ino)
+        # still allowed: what the interpreter and the libraries use
+        found["F_GETFD"] = _errno_of(lambda: fcntl.fcntl(fd, fcntl.F_GETFD))
+        found["F_SETFL"] = _errno_of(lambda: fcntl.fcntl(fd, fcntl.F_SETFL, os.O_NONBLOCK))
+        buf = mmap.mmap(-1, 1 << 16)
+        found["MADV_DONTNEED"] = _errno_of(lambda: buf.madvise(mmap.MADV_DONTNEED))
+        found["MADV_PAGEOUT"] = _errno_of(lambda: buf.madvise(21))
+        return found
+    finally:
+        os.close(fd)
+'''
+
+REFUSED = {"F_SETLK", "F_GETLK", "F_OFD_SETLK", "F_OFD_GETLK", "flock", "F_NOTIFY", "fadvise",
+           "inotify_init1", "MADV_PAGEOUT"}
+
+
+def _probe_in_child(filtered: bool) -> dict[str, int]:
+    namespace: dict = {}
+    exec(INODE_CALLS, namespace)  # noqa: S102 - our own test code, run in a child
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(r)
+            ok = isolation.apply_worker_filter() if filtered else True
+            os.write(w, json.dumps([ok, namespace["probe"](os.__file__)]).encode())
+        finally:
+            os._exit(0)
+    os.close(w)
+    data = b""
+    while chunk := os.read(r, 4096):
+        data += chunk
+    os.close(r)
+    os.waitpid(pid, 0)
+    ok, found = json.loads(data)
+    assert ok, "the kernel refused the seccomp filter"
+    return found
+
+
+def test_the_filter_refuses_shared_inode_state_and_keeps_flags_and_the_allocator():
+    found = _probe_in_child(filtered=True)
+    assert {k: v for k, v in found.items() if k in REFUSED} == dict.fromkeys(REFUSED, errno.EPERM)
+    assert {k: v for k, v in found.items() if k not in REFUSED} == {
+        "F_GETFD": 0, "F_SETFL": 0, "MADV_DONTNEED": 0}
+
+
+def test_without_the_filter_locks_and_watches_work_here():
+    """What the filter takes away: on this kernel, without it, each of those calls works (so
+    the test above fails if the filter is removed). MADV_PAGEOUT needs Linux 5.4."""
+    found = _probe_in_child(filtered=False)
+    assert {k: v for k, v in found.items() if k in REFUSED - {"MADV_PAGEOUT"}} == dict.fromkeys(
+        REFUSED - {"MADV_PAGEOUT"}, 0)
+
+
+def test_two_workers_at_once_cannot_signal_through_a_shared_file():
+    """The red team's channel, end to end: two sessions on two slots, alive at the same time;
+    one sets a lock on the standard library's os.py (in every worker's view) and keeps its
+    worker alive, the other asks for locks there. Both are refused, so nothing is seen."""
+    channel = INODE_CALLS + '''
+def hold():
+    fd = os.open(os.__file__, os.O_RDONLY)  # kept open: the lock lives while the worker does
+    lock = struct.pack("hhqqi", fcntl.F_RDLCK, 0, 123456789, 1, 0)
+    return _errno_of(lambda: fcntl.fcntl(fd, fcntl.F_SETLK, lock))
+
+def seen():
+    fd = os.open(os.__file__, os.O_RDONLY)
+    probe = struct.pack("hhqqi", fcntl.F_WRLCK, 0, 0, 0, 0)
+    try:
+        got = fcntl.fcntl(fd, fcntl.F_GETLK, probe)
+    except OSError as exc:
+        return [-1, exc.errno]
+    kind, _, start, _, _ = struct.unpack("hhqqi", got)
+    return [kind, start]
+'''
+    slots = [Slot(i, Limits(call_seconds=30)) for i in (0, 1)]
+    sessions = [Session(s, {"ex01_vectors": channel.encode()}) for s in slots]
+    try:
+        for s in sessions:
+            s.load("ex01_vectors")
+        writer, reader = sessions
+        held = writer.call("ex01_vectors", "hold", ())
+        # without the filter: (0, [0, 123456789]), a read lock (F_RDLCK = 0) at the offset
+        # the other worker chose, 8 bytes of its choice per lock
+        assert (held, reader.call("ex01_vectors", "seen", ())) == (errno.EPERM, [-1, errno.EPERM])
+    finally:
+        for s in sessions:
+            s.close()
+        for s in slots:
+            s.close()

@@ -121,7 +121,7 @@ def test_a_note_cannot_pose_as_another_topics_reason_in_the_report(graded):
                    for line in summary), summary
     quoted = [line for line in (graded / "feedback" / f"{sid}.md").read_text("utf-8")
               .splitlines() if line.startswith("> ") and FAKE_REASON in line]
-    assert quoted and all(line.startswith(f"> {EX01}.py could not be imported") for line in quoted)
+    assert quoted and all(line.startswith(f"> `{EX01}.py could not be imported") for line in quoted)
     ex02 = [t for t in doc["tests"] if t["name"].startswith("ex02_projections.")]
     assert ex02 and all(t["status"] == "passed" for t in ex02)  # ex02 really ran
 

@@ -40,8 +40,11 @@ def _site_url(command: str, arg: str | None) -> tuple[bool, str | None]:
 def cmd_grade(args: argparse.Namespace) -> int:
     from autograder.grading import batch as grade
     from autograder.grading import submission
+    from rich.markup import escape
+
     from autograder.cli.console import (PUBLIC_ONLY, console, grade_progress, grade_table,
                                         public_tests_only)
+    from autograder.results.text import printable
 
     if not args.submissions and not args.class_dir:
         print("course grade: give submissions and/or --class DIR", file=sys.stderr)
@@ -72,7 +75,9 @@ def cmd_grade(args: argparse.Namespace) -> int:
             summaries = grade.grade_batch(
                 paths, Path(args.out), jobs=args.jobs, limits=limits, plan_batches=args.plan,
                 visibility_hidden=args.hidden_visibility, site_url=site_url,
-                progress=lambda s: bar.update(task, advance=1, last=f"{s.id}: {s.total:.2f}"))
+                # the id as text: escaped rich markup ("[link=…]"), no terminal escapes
+                progress=lambda s: bar.update(task, advance=1,
+                                              last=f"{escape(printable(s.id))}: {s.total:.2f}"))
     except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM: one line, no traceback
         # Results are written per submission, atomically: the same command resumes.
         saved = (f"{exc.saved}/{exc.total} submissions saved; "

@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-import unicodedata
-
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
 from autograder import catalogue
 from autograder.grading.run import TestResult
 from autograder.results import failures
 from autograder.results.model import Result
-from autograder.results.text import one_line
+from autograder.results.text import one_line, printable
 
 # Wide enough for the grade table even when output is piped (CI logs, `make demo | tee`).
 _probe = Console()
@@ -46,7 +45,8 @@ def grade_table(summaries: list[Result], public_only: bool | None = None) -> Tab
     t.add_column("status")
     for s in summaries:
         colour = {"ok": "green", "partial": "yellow", "error": "red"}.get(s.status, "")
-        t.add_row(s.id, *(f"{s.topics[m]:.2f}" for m in catalogue.topic_modules()),
+        # the id as plain text: neither rich markup ("[link=…]") nor a terminal's escapes
+        t.add_row(Text(printable(s.id)), *(f"{s.topics[m]:.2f}" for m in catalogue.topic_modules()),
                   f"{s.score:.2f}", f"[{colour}]{s.status}[/]")
     return t
 
@@ -97,13 +97,6 @@ def print_failures(results: list[TestResult], limit: int | None,
     return [r for r in results if not r.passed and not r.skipped]
 
 
-def _printable(text: str) -> str:
-    """Student output made safe for a terminal: control characters (an escape sequence could
-    move the cursor or clear the screen) written as their escapes; newlines and tabs kept."""
-    return "".join(c if c in "\n\t" or unicodedata.category(c)[0] != "C"
-                   else c.encode("unicode_escape").decode("ascii") for c in text)
-
-
 def print_output(output: str) -> None:
     """Print what the student's code printed during the public tests, under "Your code
     printed:": the last :data:`OUTPUT_LINES` lines and at most :data:`OUTPUT_CHARS` characters,
@@ -120,7 +113,7 @@ def print_output(output: str) -> None:
     console.print("\n[bold]Your code printed[/] (during the public tests"
                   + (f"; cut to the last {OUTPUT_LINES} lines / {OUTPUT_CHARS} characters"
                      if cut else "") + "):")
-    console.print(_printable(kept), markup=False, highlight=False, soft_wrap=True)
+    console.print(printable(kept, keep="\n\t"), markup=False, highlight=False, soft_wrap=True)
 
 
 def check_report(results: list[TestResult], topics: list[catalogue.Topic],

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from autograder import catalogue
+from autograder.results.text import printable
 
 #: The largest topic file we read (a bigger one fails that topic: no zip bomb gets further).
 MAX_SOURCE_BYTES = 2 * 2**20
@@ -88,45 +89,53 @@ def submission_id(path: Path) -> str:
 def discover(subs: list[str], class_dir: str | None) -> list[Path]:
     """The submissions named on the command line, plus each direct child of ``class_dir``.
 
-    Children of ``class_dir`` that are symlinks, or neither a folder nor a regular ``.zip``
-    file (a fifo, a socket), are skipped; nothing is opened here.
+    Children of ``class_dir`` that are symlinks, hidden (a leading dot: ``.git``,
+    ``.ipynb_checkpoints``), or neither a folder nor a regular ``.zip`` file (a fifo, a socket)
+    are skipped; nothing is opened here.
 
     Raises:
         UsageError: a path that is not a folder or .zip, two submissions with one id, or an id
-            that cannot name the output files (hidden, not UTF-8, over ``MAX_ID_BYTES``).
+            that cannot name the output files (hidden, not UTF-8, over ``MAX_ID_BYTES``, or
+            holding a control character, which a terminal printing the grade table would obey).
+            Each message shows the names with their control characters escaped.
     """
     paths: list[Path] = []
     for s in subs:
         p = Path(s)
         if not (p.is_dir() or (p.is_file() and p.suffix.lower() == ".zip")):
-            raise UsageError(f"submission {s!r} is neither a folder nor a .zip file")
+            raise UsageError(f"submission '{printable(shown(s, 200))}' is neither a folder nor a .zip file")
         paths.append(p)
     if class_dir is not None:
         c = Path(class_dir)
         if not c.is_dir():
-            raise UsageError(f"--class {class_dir!r} is not a folder")
+            raise UsageError(f"--class '{printable(shown(class_dir, 200))}' is not a folder")
         for child in sorted(c.iterdir()):
-            if child.is_symlink():
+            if child.is_symlink() or child.name.startswith("."):
                 continue
             if child.is_dir() or (child.is_file() and child.suffix.lower() == ".zip"):
                 paths.append(child)
     seen: dict[str, Path] = {}
     for p in paths:
         sid = submission_id(p)
+        where = printable(shown(str(p), 200))
         if sid in seen:
-            raise UsageError(f"two submissions have the id {sid!r}: {seen[sid]} and {p}")
-        if not sid or sid.startswith(".") or "/" in sid or "\\" in sid:
-            raise UsageError(f"submission id {sid!r} (from {p}) is not a usable name")
+            raise UsageError(f"two submissions have the id '{printable(sid)}': "
+                             f"{printable(shown(str(seen[sid]), 200))} and {where}")
+        if (not sid or sid.startswith(".") or "/" in sid or "\\" in sid
+                or printable(sid) != sid):
+            raise UsageError(f"submission id '{printable(shown(sid, 200))}' (from {where}) is "
+                             "not a usable name: rename it (no leading dot, slash, backslash "
+                             "or control character)")
         try:
             size = len(sid.encode("utf-8"))
         except UnicodeEncodeError:
             # A name that is not UTF-8 cannot go into grades.csv or a results file as itself.
-            raise UsageError(f"submission id {sid!r} (from {p!r}) is not valid UTF-8; "
-                             "rename it") from None
+            raise UsageError(f"submission id '{printable(shown(sid, 200))}' (from {where}) is "
+                             "not valid UTF-8; rename it") from None
         if size > MAX_ID_BYTES:
             # results/<id>.json (and its temp file) could not be created: the batch would stop.
-            raise UsageError(f"submission id {shown(sid, 60)!r} is {size} bytes long; at most "
-                             f"{MAX_ID_BYTES} can name its results file: rename it")
+            raise UsageError(f"submission id '{printable(shown(sid, 60))}' is {size} bytes "
+                             f"long; at most {MAX_ID_BYTES} can name its results file: rename it")
         seen[sid] = p
     return paths
 

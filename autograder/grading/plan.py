@@ -37,13 +37,15 @@ class TopicPlan:
     expected: dict[str, list[bytes]] = field(default_factory=dict)
     #: tests the reference passed: only those may pass on matching replies alone.
     passed: set[str] = field(default_factory=set)
+    #: of which, those it passed with every call raising (runner.TestResult.raised_only)
+    raised_only: set[str] = field(default_factory=set)
     #: a passed Hypothesis test's examples, in the order Hypothesis ran them.
     examples: dict[str, list[Example]] = field(default_factory=dict)
     #: the reference, its results kept for every submission (see MemoReference)
     ref: MemoReference | None = None
-    #: (test, digest of its replies) -> (passed, message, replies used): the verdict a test
-    #: gave on exactly these replies, using no others (see run_planned)
-    verdicts: dict[tuple[str, bytes], tuple[bool, str, tuple[int, ...]]] = field(
+    #: (test, digest of its replies) -> (passed, message, replies used, raised only): the
+    #: verdict a test gave on exactly these replies, using no others (see run_planned)
+    verdicts: dict[tuple[str, bytes], tuple[bool, str, tuple[int, ...], bool]] = field(
         default_factory=dict)
 
     #: "public" or "hidden": a plan covers one phase of a topic (runner.PHASES)
@@ -298,6 +300,8 @@ def _record_topic(session: Session, topic: str, specs: list[runner.TestSpec],
         plan.expected[spec.name] = [c.reply for c in calls]
         if result.passed:
             plan.passed.add(spec.name)
+            if result.raised_only:
+                plan.raised_only.add(spec.name)
             if examples:
                 plan.examples[spec.name] = examples
     ref.frozen = True

@@ -96,7 +96,8 @@ def _run_phase(session: Session, plan: TopicPlan, specs: list[runner.TestSpec],
         if (spec.name in plan.passed and replies.replies[start:stop] == plan.expected[spec.name]
                 and _as_if_live(session, plan, replies, start, stop)):
             session.charge(sum(replies.seconds[start:stop]))
-            results.append(runner.TestResult(spec, True, "", 0.0))
+            results.append(runner.TestResult(spec, True, "", 0.0,
+                                             raised_only=spec.name in plan.raised_only))
             continue
         key = _verdict_key(session, plan, replies, spec.name, start, stop)
         seen = plan.verdicts.get(key) if key else None
@@ -105,7 +106,7 @@ def _run_phase(session: Session, plan: TopicPlan, specs: list[runner.TestSpec],
             # nothing: the same deterministic test gives the same verdict (a stub's
             # NotImplementedError, say).
             session.charge(sum(replies.seconds[i] for i in seen[2]))
-            results.append(runner.TestResult(spec, seen[0], seen[1], 0.0))
+            results.append(runner.TestResult(spec, seen[0], seen[1], 0.0, raised_only=seen[3]))
             continue
         live, refused = session.live_calls, session.refusals
         generation, used = session.generation, len(session.fed_log)
@@ -114,7 +115,7 @@ def _run_phase(session: Session, plan: TopicPlan, specs: list[runner.TestSpec],
                 and session.generation == generation and session.pipeline_alive(replies)
                 and len(plan.verdicts) < plan.MAX_VERDICTS):
             plan.verdicts[key] = (result.passed, result.message,
-                                  tuple(session.fed_log[used:]))
+                                  tuple(session.fed_log[used:]), result.raised_only)
         del session.fed_log[used:]
         results.append(result)
     return results

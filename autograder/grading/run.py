@@ -9,6 +9,7 @@ carry none.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import importlib
 import importlib.util
 import sys
@@ -53,10 +54,36 @@ class TestResult:
     seconds: float = 0.0
     #: not run here (a GPU test without CUDA): no points either way, and not a failure
     skipped: bool = False
+    #: passed, and every call it made of the submission raised (an error rule's test): it
+    #: counts only beside a passed test that got a value back (:func:`gate_error_rules`)
+    raised_only: bool = False
 
     @property
     def score(self) -> float:
         return self.spec.points if self.passed else 0.0
+
+
+#: Why a test that passed on raising alone scores nothing (grader text, shown in either phase).
+ERROR_RULES_ONLY = ("passed by raising alone: {exercise}'s error rules count once it computes "
+                    "something right (no test of {exercise} that gets a result back passed)")
+
+
+def gate_error_rules(results: list[TestResult]) -> list[TestResult]:
+    """``results`` with each error-rule pass voided where its exercise passed nothing else.
+
+    Red team, second round: a file whose every function raised ``ValueError`` (its message
+    naming common shapes) scored 10.79 / 100 with status ``ok``, from the tests of error rules
+    alone. An exercise's tests that passed with every call raising
+    (:attr:`TestResult.raised_only`) keep their points only if some other test of the same
+    exercise passed on a returned value; else each becomes a failure saying why
+    (:data:`ERROR_RULES_ONLY`). Code that computes anything right keeps every point it earned.
+    """
+    works = {(r.spec.topic, r.spec.exercise) for r in results
+             if r.passed and not r.raised_only and not r.skipped}
+    return [dataclasses.replace(r, passed=False, raised_only=False,
+                                message=ERROR_RULES_ONLY.format(exercise=r.spec.exercise))
+            if r.raised_only and r.passed and (r.spec.topic, r.spec.exercise) not in works
+            else r for r in results]
 
 
 def _suite_module(kind: str, topic: str) -> ModuleType | None:
@@ -244,10 +271,12 @@ def run_test(session: Session, spec: TestSpec, ref: ModuleType | None) -> TestRe
     late = after_deadline(session, spec)
     if late is not None:
         return late
+    returned, raised = session.returned, session.raised
     with judging(spec.visibility):
         try:
             spec.fn(SubmissionModule(session, spec.topic), ref)
-            return TestResult(spec, True, "", time.monotonic() - t0)
+            return TestResult(spec, True, "", time.monotonic() - t0,
+                              raised_only=session.returned == returned and session.raised > raised)
         except BaseException as exc:  # noqa: BLE001 - any failure is the test's verdict
             if isinstance(exc, (KeyboardInterrupt, SystemExit, ReplayDiverged)):
                 raise

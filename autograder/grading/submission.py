@@ -121,17 +121,17 @@ def discover(subs: list[str], class_dir: str | None) -> list[Path]:
         if sid in seen:
             raise UsageError(f"two submissions have the id '{printable(sid)}': "
                              f"{printable(shown(str(seen[sid]), 200))} and {where}")
-        if (not sid or sid.startswith(".") or "/" in sid or "\\" in sid
-                or printable(sid) != sid):
-            raise UsageError(f"submission id '{printable(shown(sid, 200))}' (from {where}) is "
-                             "not a usable name: rename it (no leading dot, slash, backslash "
-                             "or control character)")
         try:
             size = len(sid.encode("utf-8"))
         except UnicodeEncodeError:
             # A name that is not UTF-8 cannot go into grades.csv or a results file as itself.
             raise UsageError(f"submission id '{printable(shown(sid, 200))}' (from {where}) is "
                              "not valid UTF-8; rename it") from None
+        if (not sid or sid.startswith(".") or "/" in sid or "\\" in sid
+                or printable(sid) != sid):
+            raise UsageError(f"submission id '{printable(shown(sid, 200))}' (from {where}) is "
+                             "not a usable name: rename it (no leading dot, slash, backslash "
+                             "or control character)")
         if size > MAX_ID_BYTES:
             # results/<id>.json (and its temp file) could not be created: the batch would stop.
             raise UsageError(f"submission id '{printable(shown(sid, 60))}' is {size} bytes "

@@ -79,6 +79,12 @@ class Session(Pipelining):
         self.recorder: list[Call] | None = None  # autograder.grading.replay records a reference run here
         self._planned: set[tuple[int, str]] = set()  # (worker generation, topic) plans sent
         self.live_calls = 0  # requests sent one at a time (not answered from a pipeline)
+        #: replies to calls of the submission's own functions and classes that carried a value,
+        #: and replies to those and to method calls that carried an exception its code raised:
+        #: a test that passed on exceptions alone passed an error rule only
+        #: (autograder.grading.run.gate_error_rules)
+        self.returned = 0
+        self.raised = 0
         #: frame bytes of those live calls, each way (a statistic: bench/suite_profile.py)
         self.bytes_sent = 0
         self.bytes_received = 0
@@ -226,7 +232,17 @@ class Session(Pipelining):
         if self.recorder is not None:
             self.recorder.append(Call(frame, body, where, f"{req.get('module')}.{req.get('name')}",
                                       timeout))
-        return self._interpret(body, where)
+        if req["op"] not in ("call", "method"):  # imports, library objects, probes: ours
+            return self._interpret(body, where)
+        try:
+            value = self._interpret(body, where)
+        except StudentException:
+            self.raised += 1
+            raise
+        # a value from the submission's own function or class (a method's comes from an
+        # object that one of those, or a library call of the test's, made)
+        self.returned += req["op"] == "call"
+        return value
 
     def _exchange(self, frame: bytes, where: str, timeout: float | None) -> bytes:
         """Send one request frame and return the reply's body, within the call's limits."""

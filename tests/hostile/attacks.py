@@ -26,6 +26,7 @@ from __future__ import annotations
 import ast
 import io
 import json
+import re
 import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -1534,6 +1535,31 @@ class FlashAttention:
 ''')}, full=(), says=("did not return within",)),
 ]
 ATTACKS += EX08_ATTACKS
+
+#: What every function of the raise_everywhere attack raises: shapes that the message checks of
+#: many error tests look for.
+RAISED_EVERYWHERE = "bad input: shapes (2, 3) (3,) (4, 3) (2, 4, 8) [] -1 3"
+
+
+def _raising_stub(topic: str) -> Callable[[dict], bytes]:
+    """The topic's stub with every ``raise NotImplementedError(...)`` raising ValueError."""
+    def content(ctx: dict) -> bytes:
+        stub = (ROOT / "exercises" / f"{topic}.py").read_text("utf-8")
+        return re.sub(r"raise NotImplementedError\(.*\)", f"raise ValueError({RAISED_EVERYWHERE!r})",
+                      stub).encode("utf-8")
+    return content
+
+
+# Red team, second round: with no maths at all, the error-rule tests of every topic passed
+# (10.79 / 100, status ok). An exercise's error rules now count only once it computes
+# something right (autograder.grading.run.gate_error_rules): nothing may pass here.
+ATTACKS.append(Attack(
+    "raise_everywhere", "every function and method of all eight topics raises ValueError "
+    "naming common shapes: no error rule earns a point without a function that works",
+    files={f"{t}.py": _raising_stub(t) for t in (
+        EX01, "ex02_projections", "ex03_softmax", "ex04_svd_lora", "ex05_attention",
+        "ex06_rotation_norm", "ex07_matrix_properties", EX08)},
+    full=(), says=("passed by raising alone",), status="ok"))
 
 BY_ID = {a.id: a for a in ATTACKS}
 assert len(BY_ID) == len(ATTACKS), "attack ids must be unique"

@@ -115,12 +115,17 @@ def test_softmax_masked(sub, ref):
 
 
 @graded("softmax_rows", "large logits (about ±1e4) do not overflow: the row maximum is "
-        "subtracted first")
+        "subtracted first (loosened to float32's rounding of logits near 9000: rtol 2.1e-3)")
 def test_softmax_large(sub, ref):
     rng = seeded(812)
     x = rounded(rng.standard_normal((3, 20)) * 1e4, "float32")
     x[1] = rounded(9000.0 + rng.standard_normal(20), "float32")  # a large common offset
+    # What is graded is overflow. A kernel may scale the logits before subtracting the max
+    # (exp2 of x·log2 e, FlashAttention's habit): rounding x·log2 e to float32 moves each
+    # exponent by up to 2⁻²⁴·|x·log2 e|, a relative error of up to 2·2⁻²⁴·max|x| in the result
+    # (1e-3 at 9000). Allowed twice over (second fairness review); no max subtracted gives NaN.
     expect_tensor(sub.softmax_rows(tensor(x, "float32")), _softmax64(x), dtype="float32",
+                  rtol=4 * 2.0**-24 * float(np.abs(x[1]).max()),
                   what="softmax_rows of a generated (3, 20) matrix of large logits")
 
 

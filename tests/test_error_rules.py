@@ -1,0 +1,72 @@
+"""An exercise's error rules count once it computes something right.
+
+Red team, second round: a file whose every function raised ``ValueError`` with a message
+naming common shapes scored 10.79 / 100, status ``ok``, from the tests of error rules alone.
+A test that passed with every call of the submission raising (``TestResult.raised_only``) now
+keeps its points only beside a passed test of the same exercise that got a value back
+(:func:`autograder.grading.run.gate_error_rules`), call by call and with a batch plan alike.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from autograder.grading import run as runner
+from tests.helpers import grade_sources, with_replacement
+
+EX01 = "ex01_vectors"
+#: one_hot that validates as the exercise asks and raises for everything else too
+RAISING_ONE_HOT = '''
+def one_hot(ids, vocab_size):
+    raise ValueError(f"bad ids: shapes (2, 3) (3,) (4, 3) [] -1 3 {np.shape(ids)} {vocab_size}")
+'''
+#: one_hot with the exercise's checks, right for 1-D ids only (a batch of ids gives a wrong
+#: shape): some value tests pass, so its error rules count
+ONE_D_ONLY = '''
+_one_hot = one_hot
+
+def one_hot(ids, vocab_size):
+    out = _one_hot(ids, vocab_size)
+    return out.reshape(-1, vocab_size) if np.ndim(ids) > 1 else out
+'''
+
+
+def _spec(exercise: str, n: int) -> runner.TestSpec:
+    return runner.TestSpec(name=f"{EX01}.{exercise}: test {n}", topic=EX01, exercise=exercise,
+                           description=f"test {n}",
+                           visibility="hidden", points=1.0, advisory=False, gpu=False,
+                           fn=lambda sub, ref: None)
+
+
+def test_a_pass_on_raising_alone_counts_only_beside_a_pass_on_a_value():
+    raising = [runner.TestResult(_spec("one_hot", 1), True, raised_only=True),
+               runner.TestResult(_spec("one_hot", 2), False, "wrong")]
+    working = [runner.TestResult(_spec("dot", 1), True, raised_only=True),
+               runner.TestResult(_spec("dot", 2), True)]
+    gated = runner.gate_error_rules(raising + working)
+    assert [r.passed for r in gated] == [False, False, True, True]
+    assert gated[0].message.startswith("passed by raising alone: one_hot's error rules count")
+    assert gated[1].message == "wrong" and gated[2] is working[0]
+    # a skipped test (no CUDA) is no value
+    skipped = runner.TestResult(_spec("one_hot", 3), False, "no CUDA", skipped=True)
+    assert not runner.gate_error_rules([raising[0], skipped])[0].passed
+
+
+@pytest.mark.parametrize("planned", [False, True], ids=["call by call", "with the plan"])
+def test_a_function_that_always_raises_earns_nothing(slot, plans, planned):
+    results = grade_sources(slot, {EX01: with_replacement(EX01, RAISING_ONE_HOT)}, [EX01],
+                            plans=plans if planned else None)
+    mine = {n: r for n, r in results.items() if n.startswith(f"{EX01}.one_hot:")}
+    assert mine and not any(r.passed for r in mine.values())
+    voided = [r for r in mine.values() if r.message.startswith("passed by raising alone")]
+    assert len(voided) >= 2  # the error rules it met, now failures saying why
+    others = [r for n, r in results.items() if n not in mine]
+    assert all(r.passed for r in others), [r.spec.name for r in others if not r.passed]
+
+
+def test_error_rules_count_for_a_function_that_works_somewhere(slot):
+    results = grade_sources(slot, {EX01: with_replacement(EX01, ONE_D_ONLY)}, [EX01])
+    mine = [r for n, r in results.items() if n.startswith(f"{EX01}.one_hot:")]
+    assert any(not r.passed for r in mine)  # batched ids: wrong
+    assert any(r.passed and r.raised_only for r in mine)  # its error rules: kept
+    assert not any(r.message.startswith("passed by raising alone") for r in mine)

@@ -73,6 +73,7 @@ class _Session:
 
     def __init__(self, triton_interpret: bool) -> None:
         self.slot = _Slot(triton_interpret)
+        self.returned = self.raised = 0  # replies counted (run.TestResult.raised_only)
 
     def out_of_time(self) -> bool:
         return False

@@ -17,6 +17,7 @@ from autograder.student import reset, watch
 from tests.helpers import course, stub_source, write_stubs
 
 EX03 = "ex03_softmax"
+EX01 = "ex01_vectors"
 MARKER = "MARKER_PUBLIC_7319"
 #: softmax written wrongly (no max subtraction, sums over every entry), printing a marker.
 WRONG_SOFTMAX = f'''def softmax(z, axis=-1, temperature=1.0):
@@ -205,3 +206,20 @@ def test_the_hidden_phase_output_is_never_shown(slot, capsys):
     out = capsys.readouterr().out
     assert MARKER in out
     assert not [line for line in hidden_marks if line in out.splitlines()]
+
+
+def test_feedback_of_a_graded_stub_folds_its_error_tests_too(slot):
+    """New-user review: in a real grading, a stub's error-rule tests fail with "expected
+    ValueError for …, but: … raised NotImplementedError (message hidden …)", and feedback.md
+    listed each of them (25 entries for one_hot and embedding_lookup) while the function the
+    student had written wrongly fell past the cap. Each unwritten exercise is one line."""
+    wrong_pairwise = "def pairwise_dot(A, B):\n    return np.asarray(A).T @ np.asarray(B)\n"
+    stub = stub_source(EX01)
+    source = stub.replace(reset.segment(stub, "pairwise_dot"), wrong_pairwise)
+    outcome = loop.grade(slot, {EX01: source.encode()}, {EX01: runner.collect(EX01)})
+    g = Graded(id="s", sha256="0", status="ok", results=outcome.flat())
+    section = writers.feedback_md(g).split(f"## {EX01}")[1].split("## ex02")[0]
+    for name in ("one_hot", "embedding_lookup", "dot", "normalize_rows"):
+        assert f"- {EX01}.{name}: not written yet (" in section, name
+    assert "raised NotImplementedError" not in section
+    assert f"**{EX01}.pairwise_dot:" in section

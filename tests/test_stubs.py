@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import runpy
+import shutil
 
 import pytest
 
@@ -87,3 +88,22 @@ def test_stub_keeps_signature_docstring_and_imports():
     exec(compile(out, "stub", "exec"), ns)  # the stub is valid Python
     with pytest.raises(NotImplementedError, match="ex01_vectors.dot"):
         ns["dot"]([1.0], [2.0])
+
+
+def test_course_stubs_keeps_a_copy_of_work_it_replaces(tmp_path):
+    """New-user review: `course release` advised `course stubs`, which overwrote a student's
+    filled-in exercise without a copy. Now a file that differs from its stub is backed up
+    into exercises/.backup/ first; one already equal to its stub is left alone."""
+    (tmp_path / "solutions").mkdir()
+    for name in ("ex01_vectors.py", "ex02_projections.py"):
+        shutil.copy(ROOT / "solutions" / name, tmp_path / "solutions" / name)
+    stubs.write_all(tmp_path)
+    work = tmp_path / "exercises" / "ex01_vectors.py"
+    mine = work.read_text("utf-8").replace("raise NotImplementedError", "return 42  #", 1)
+    work.write_text(mine, "utf-8")
+    written, backups = stubs.write_all(tmp_path)
+    assert written == [work] and len(backups) == 1
+    assert backups[0].parent == tmp_path / "exercises" / ".backup"
+    assert backups[0].read_text("utf-8") == mine
+    assert work.read_text("utf-8") != mine
+    assert stubs.write_all(tmp_path) == ([], [])

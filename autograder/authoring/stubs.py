@@ -123,14 +123,24 @@ def generate_all(root: Path = ROOT) -> dict[Path, str]:
     return result
 
 
-def write_all(root: Path = ROOT) -> list[Path]:
-    written = []
+def write_all(root: Path = ROOT) -> tuple[list[Path], list[Path]]:
+    """Write every topic's stub into ``root/exercises``: (files written, backups made).
+
+    A file that differs from its stub is someone's work (a student doing the course in this
+    repository, who was told by `course release` to run `course stubs`): it is copied into
+    ``exercises/.backup/`` first, as `course reset` does (new-user review: it was overwritten).
+    """
+    from autograder.student.reset import backup_copy  # the student side's backup folder
+
+    written, backups = [], []
     for path, text in generate_all(root).items():
         path.parent.mkdir(parents=True, exist_ok=True)
         if not path.exists() or path.read_text("utf-8") != text:
+            if path.exists():
+                backups.append(backup_copy(path))
             path.write_text(text, encoding="utf-8")
             written.append(path)
-    return written
+    return written, backups
 
 
 def solution_bodies(source: str) -> list[str]:

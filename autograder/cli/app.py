@@ -19,9 +19,11 @@ ROOT = paths.ROOT
 def cmd_stubs(args: argparse.Namespace) -> int:
     from autograder.authoring import stubs
 
-    written = stubs.write_all(ROOT)
+    written, backups = stubs.write_all(ROOT)
     print(f"exercises/: {len(written)} stub file(s) regenerated" if written
           else "exercises/: already up to date")
+    for b in backups:
+        print(f"  your previous {b.name.split('.py.')[0]}.py is kept as {b.relative_to(ROOT)}")
     return 0
 
 

@@ -77,7 +77,7 @@ def _topic_hints(topic: catalogue.Topic) -> int:
     print(f"{topic.module}: {topic.title} ({len(topic.exercises)} exercises; more on one: "
           f"course hint {topic.module}.NAME --level 2)")
     for ex in topic.exercises:
-        print(f"\n{ex.qualname} ({ex.points} points)\n  Hint 1/{len(ex.hints)}: {ex.hints[0]}"
+        print(f"\n{ex.qualname} ({ex.points} point{'s' if ex.points != 1 else ''})\n  Hint 1/{len(ex.hints)}: {ex.hints[0]}"
               f"\n  Lesson: {ex.lesson_link}")
     return 0
 
@@ -212,7 +212,9 @@ def cmd_notebook(args: argparse.Namespace) -> int:
         print(f"course notebook: {exc}", file=sys.stderr)
         return 1
     where = f" --dir {folder}" if args.dir else ""
-    print(f"{path}: the stub of {topic.module} as a notebook; fill it in, then run "
+    then = (f"move or rename {shadow.name} (the .py wins), then run" if shadow is not None
+            else "then run")
+    print(f"{path}: the stub of {topic.module} as a notebook; fill it in, {then} "
           f"course check {topic.number}{where}")
     if shadow is not None:
         print(f"course notebook: warning: {shadow} is in the same folder, and the .py wins "

@@ -287,8 +287,9 @@ def build(out: Path, *, root: Path = ROOT, force: bool = False, warn=None) -> Pa
     made, differ = release_stubs(root)
     if differ:
         message = (f"course release: exercises/ differs from the stubs generated from solutions/ "
-                   f"({', '.join(differ)}); the release holds freshly generated stubs (run "
-                   "`course stubs` to make exercises/ match)")
+                   f"({', '.join(differ)}); the release holds freshly generated stubs. If that is "
+                   "work of yours, nothing was changed; `course stubs` makes exercises/ match "
+                   "and keeps a copy of each file it replaces in exercises/.backup/)")
         (warn or (lambda m: print(m, file=sys.stderr)))(message)
     stores = record_reference(root)
     out.parent.mkdir(parents=True, exist_ok=True)

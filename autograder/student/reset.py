@@ -151,7 +151,8 @@ def stub_message_start(ex: catalogue.Exercise) -> str:
 
 # ---------------------------------------------------------------- reset
 
-def _backup(path: Path) -> Path:
+def backup_copy(path: Path) -> Path:
+    """Copy ``path`` into the `.backup/` folder beside it, named with the time; the copy."""
     folder = path.parent / BACKUP_DIR
     folder.mkdir(exist_ok=True)
     stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
@@ -237,7 +238,7 @@ def reset(folder: Path, key: str) -> tuple[catalogue.Exercise, Path | None]:
         new = "".join(lines[: span[0]] + fresh + lines[span[1] + 1:])
     if new == text:
         return ex, None
-    backup = _backup(path)
+    backup = backup_copy(path)
     write_keeping_mode(path, new.encode("utf-8"))
     return ex, backup
 
@@ -271,6 +272,6 @@ def reset_topic(folder: Path, key: str,
         raise ResetError(f"cannot read {path}: {exc}") from None
     if not confirm(topic, path):
         raise Declined(f"{path} left as it was")
-    backup = _backup(path)
+    backup = backup_copy(path)
     write_keeping_mode(path, stub.encode("utf-8"))
     return topic, backup

@@ -293,6 +293,17 @@ def test_embedding_negative(sub, ref):
         expect_message_names(exc)
 
 
+# Third review: a lookup that checked only ids >= V let -1 read the last row (one test saw it).
+@graded("embedding_lookup", "negative ids raise ValueError also for a 0-d id, a Python list and "
+        "float32 or float16 tables")
+def test_embedding_negative_other_forms(sub, ref):
+    for ids, dtype in ((np.array(-1), np.float32), ([2, -3], np.float16), ([[0], [-2]], np.float64)):
+        W = np.arange(12.0).reshape(4, 3).astype(dtype)
+        exc = expect_raises("ValueError", sub.embedding_lookup, ids, W,
+                            what=f"ids {np.shape(ids)} holding a negative id, a {W.dtype} W_E")
+        expect_message_names(exc)
+
+
 @graded("embedding_lookup", "an id equal to or above V raises ValueError")
 def test_embedding_id_equal_vocab(sub, ref):
     W = np.arange(12.0).reshape(4, 3)
@@ -356,6 +367,18 @@ def test_dot_length_mismatch(sub, ref):
         exc = expect_raises("ValueError", sub.dot, np.ones(a), np.ones(b),
                             what=f"shapes ({a},) and ({b},)")
         expect_message_names(exc, f"({a},)", f"({b},)")
+
+
+# Third review: a dot that relied on u * v to fail let a length-1 vector broadcast (one test).
+@graded("dot", "a length-1 vector never broadcasts against a longer one (either side, float32 and "
+        "integers)")
+def test_dot_length_one(sub, ref):
+    for u, v in ((np.array([2.0]), np.arange(4.0)), (np.arange(3, dtype=np.float32),
+                                                       np.ones(1, np.float32)),
+                 (np.array([5]), np.array([1, 2]))):
+        exc = expect_raises("ValueError", sub.dot, u, v, what=f"vectors of shapes {u.shape} and "
+                                                              f"{v.shape}")
+        expect_message_names(exc)
 
 
 @graded("dot", "inputs that are not 1-D raise ValueError")
@@ -635,6 +658,17 @@ def test_angle_zero_vector(sub, ref):
                        (np.zeros(3), np.zeros(3), "zero vs zero"),
                        (np.zeros(0), np.zeros(0), "two empty vectors")]:
         exc = expect_raises("ValueError", sub.angle_between, a, b, what=what)
+        expect_message_names(exc)
+
+
+# Third review: an angle_between that let a zero vector through as cosine 0 gave 90° (one test).
+@graded("angle_between", "a zero vector raises ValueError in float32 and integer input too")
+def test_angle_zero_vector_dtypes(sub, ref):
+    for u, z in ((np.array([1.0, 2.0], np.float32), np.zeros(2, np.float32)),
+                 (np.array([3, -1, 2]), np.zeros(3, dtype=np.int64)),
+                 (np.zeros(1), np.array([-4.0]))):
+        exc = expect_raises("ValueError", sub.angle_between, u, z,
+                            what=f"a {u.dtype} vector against a zero {z.dtype} vector")
         expect_message_names(exc)
 
 

@@ -856,6 +856,21 @@ def test_online_attention_negative_scores(sub, ref):
                      what=f"online_attention with scores near -2000, K (6, 2), blocks of {block}")
 
 
+# Third review: an online_attention that returned its float32 working dtype for float16
+# inputs (one test saw it).
+@graded("online_attention", "float16 in gives float16 out also for one key and for d_v = 1")
+def test_online_attention_float16_small(sub, ref):
+    rng = np.random.default_rng(2612)
+    for n, d, d_v, block in ((1, 4, 3, 1), (6, 2, 1, 4)):
+        q, K, V = (rng.normal(size=s).astype(np.float16) for s in [(d,), (n, d), (n, d_v)])
+        expected = _attention(ref, q.astype(np.float64), K.astype(np.float64),
+                              V.astype(np.float64))
+        expect_array(sub.online_attention(q, K, V, block), expected, dtype="float16",
+                     atol=F16_ARITHMETIC * float(np.abs(expected).max()),
+                     what=f"online_attention of float16 K ({n}, {d}), V ({n}, {d_v}), "
+                          f"blocks of {block}")
+
+
 @graded("online_attention", "float16 inputs give float16, to float16 arithmetic's error")
 def test_online_attention_float16(sub, ref):
     # COURSE.md states no working precision for online_attention: float16 arithmetic (30 keys,

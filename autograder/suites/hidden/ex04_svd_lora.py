@@ -329,6 +329,26 @@ def test_lra_integer(sub, ref):
                  what="low_rank_approx of a generated int (5, 4) matrix")
 
 
+# Third review: float16 W raised TypeError in np.linalg.svd, and a shortcut returning W itself
+# at k = min(m, n) kept an integer dtype (no test saw either). truncated_svd's float16 rule
+# holds here too: float inputs keep their dtype.
+@graded("low_rank_approx", "float16 in gives float16 out (decomposed in float32), k < and = min(m, n)")
+def test_lra_float16(sub, ref):
+    W = _rng(57).standard_normal((5, 4)).astype(np.float16)
+    for k in (2, 4):
+        expect_array(sub.low_rank_approx(W, k), _best_rank_k(W, k), dtype="float16", rtol=0,
+                     atol=SVD_TOL["float16"] * _sigmas(W)[0] * 10,
+                     what=f"low_rank_approx of a generated float16 (5, 4) matrix, k = {k}")
+
+
+@graded("low_rank_approx", "integer matrices give float64 at k = min(m, n) too (int32, wide)")
+def test_lra_integer_full_rank(sub, ref):
+    W = _rng(58).integers(-4, 5, size=(3, 5)).astype(np.int32)
+    for k in (1, 3):
+        expect_array(sub.low_rank_approx(W, k), _best_rank_k(W, k), rtol=1e-9, atol=1e-10,
+                     what=f"low_rank_approx of a generated int32 (3, 5) matrix, k = {k}")
+
+
 @graded("low_rank_approx", "k outside [1, min(m, n)] raises ValueError")
 def test_lra_bad_k(sub, ref):
     W = _rng(56).standard_normal((3, 5))

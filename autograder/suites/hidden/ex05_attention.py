@@ -212,8 +212,19 @@ def test_sdpa_default_scale(sub, ref):
 def test_sdpa_explicit_scale(sub, ref):
     rng = _rng(502)
     q, k, v = _qkv(rng, (2,), 4, 4, 6, 3)
-    for scale in (1.0, 0.05, 2.5):
+    for scale in (1.0, 0.05, 2.5, 0.0):
         _sdpa(sub, ref, q, k, v, scale=scale, what=f"attention with scale = {scale}")
+
+
+# Third review: `scale or 1/√E` replaces an explicit 0 by the default (no test saw it).
+@graded("scaled_dot_product_attention", "scale = 0: every key a query may see gets the same "
+        "weight (not the default scale), with and without is_causal")
+def test_sdpa_scale_zero(sub, ref):
+    rng = _rng(503)
+    q, k, v = _qkv(rng, (1, 2), 3, 5, 4, 2)
+    for causal in (False, True):
+        _sdpa(sub, ref, q, k, v, scale=0.0, is_causal=causal,
+              what=f"{'causal ' if causal else ''}attention with scale = 0.0")
 
 
 @graded("scaled_dot_product_attention", "float32 in gives float32 out")

@@ -628,6 +628,21 @@ def test_layer_norm_float16(sub, ref):
                  what="layer_norm on a float16 input of shape (3, 64)")
 
 
+# Third review: a layer_norm returning its float32 working dtype for float16 (one test).
+@graded("layer_norm", "float16 stays float16 for a single vector and a batched (2, 3, 8) input")
+def test_layer_norm_float16_shapes(sub, ref):
+    rng = _rng(89)
+    for shape in ((16,), (2, 3, 8)):
+        x = rng.standard_normal(shape).astype(np.float16)
+        w = np.ones(shape[-1], np.float16)
+        b = np.zeros(shape[-1], np.float16)
+        expect_array(sub.layer_norm(x, w, b),
+                     ref.layer_norm(x.astype(np.float64), w.astype(np.float64),
+                                    b.astype(np.float64)),
+                     dtype="float16", rtol=2e-2, atol=2e-2,
+                     what=f"layer_norm on a float16 input of shape {shape}")
+
+
 @graded("layer_norm", "integer input is promoted to float64")
 def test_layer_norm_int(sub, ref):
     x = np.array([[1, 2, 3, 4], [0, -3, 5, 2]])
@@ -743,6 +758,16 @@ def test_qk_norm_eps_argument(sub, ref):
         _qk(sub, ref, q, k, wq, wk, "qk_norm on generated q, k of shape (2, 3, 8)", eps=eps)
 
 
+# Third review: a qk_norm that did not pass eps on (one test saw it).
+@graded("qk_norm", "eps reaches both q and k: tiny-RMS heads with eps = 1e-2 and 1")
+def test_qk_norm_eps_both(sub, ref):
+    rng = _rng(98)
+    q, k = 1e-3 * rng.standard_normal((2, 1, 4, 8))
+    w = np.ones(8)
+    for eps in (1e-2, 1.0):
+        _qk(sub, ref, q, k, w, w, "qk_norm on tiny generated q, k of shape (1, 4, 8)", eps=eps)
+
+
 @graded("qk_norm", "float16 queries and keys are computed in float32 and returned as float16")
 def test_qk_norm_float16(sub, ref):
     rng = _rng(96)
@@ -750,6 +775,19 @@ def test_qk_norm_float16(sub, ref):
     k = rng.standard_normal((2, 3, 32)).astype(np.float16)
     w = np.ones(32, dtype=np.float16)
     _qk(sub, ref, q, k, w, w, "qk_norm on float16 q, k of shape (2, 3, 32)",
+        dtype_q="float16", dtype_k="float16")
+
+
+# Third review: a qk_norm that squared float16 in float16 overflowed past |x| ≈ 256 (one test,
+# on the queries only). rms_norm's row: half precision is computed in float32.
+@graded("qk_norm", "float16 keys with entries near 300 (squares past float16's range) stay "
+        "finite and float16")
+def test_qk_norm_float16_large_keys(sub, ref):
+    rng = _rng(99)
+    q = rng.standard_normal((1, 2, 16)).astype(np.float16)
+    k = (300.0 * rng.standard_normal((1, 3, 16))).astype(np.float16)
+    w = np.ones(16, dtype=np.float16)
+    _qk(sub, ref, q, k, w, w, "qk_norm on float16 q (1, 2, 16) and large k (1, 3, 16)",
         dtype_q="float16", dtype_k="float16")
 
 

@@ -263,6 +263,30 @@ def test_bptt_float32(sub, ref):
                  dtype="float32", what="bptt_jacobian on float32 inputs (4, 4), (5, 4)")
 
 
+# Third review: float16 came back float32 (no test had float16 input).
+@graded("bptt_jacobian", "float16 in gives float16 out (to float16 arithmetic's error)")
+def test_bptt_float16(sub, ref):
+    rng = _rng(86)
+    W = (rng.standard_normal((4, 4)) / 2).astype(np.float16)
+    A = rng.standard_normal((3, 4)).astype(np.float16)
+    expected = ref.bptt_jacobian(W.astype(np.float64), A.astype(np.float64))
+    # COURSE.md states no working precision here: three products in float16 are allowed
+    expect_array(sub.bptt_jacobian(W, A), expected, dtype="float16", rtol=0,
+                 atol=2.0**-5 * float(np.abs(expected).max()),
+                 what="bptt_jacobian on float16 inputs (4, 4), (3, 4)")
+
+
+# Third review: T = 0 refused as a shape mismatch (no test had an empty sequence).
+@graded("bptt_jacobian", "no steps (pre_activations of shape (0, d)) give the identity, the empty "
+        "product")
+def test_bptt_no_steps(sub, ref):
+    W = _rng(87).standard_normal((3, 3))
+    expect_array(sub.bptt_jacobian(W, np.zeros((0, 3))), np.eye(3),
+                 what="bptt_jacobian of a (3, 3) W_hh with pre_activations of shape (0, 3)")
+    expect_array(sub.bptt_jacobian(np.array([[2, 1], [0, 1]]), np.zeros((0, 2), dtype=np.int64)),
+                 np.eye(2), what="bptt_jacobian of an int (2, 2) W_hh with no steps")
+
+
 @graded("bptt_jacobian", "integers give float64")
 def test_bptt_int(sub, ref):
     Wi = np.array([[1, 0], [2, -1]])
@@ -753,6 +777,15 @@ def test_gram_int(sub, ref):
                  what="gram_matrix of int matrix (2, 3)")
 
 
+# Third review: X Xᵀ in X's integer dtype (one test saw it).
+@graded("gram_matrix", "int32 and uint8 input, and a single row, are promoted to float64")
+def test_gram_int_more(sub, ref):
+    for X in (np.array([[1, -2], [3, 4], [0, 5]], dtype=np.int32),
+              np.array([[200, 100, 7]], dtype=np.uint8)):
+        expect_array(sub.gram_matrix(X), ref.gram_matrix(X.astype(np.float64)),
+                     what=f"gram_matrix of a {X.dtype} matrix {X.shape}")
+
+
 @graded("gram_matrix", "is symmetric with squared row norms on the diagonal (generated shapes)")
 @given(seed=seeds, n=dims, d=dims)
 def test_gram_property(sub, ref, seed, n, d):
@@ -831,6 +864,43 @@ def test_ns_n_iter(sub, ref):
                          ref.newton_schulz_orthogonalize(G, n_iter=n_iter),
                          what=f"newton_schulz_orthogonalize with a small n_iter of a generated "
                               f"{shape} matrix")
+
+
+# Third review: X0 = G/‖G‖_F skipped when ‖G‖_F < 1 (only the 1e-12 scale saw it).
+@graded("newton_schulz_orthogonalize", "X0 = G/‖G‖_F also when ‖G‖_F < 1 (0.3 and 0.02): small "
+        "n_iter")
+def test_ns_n_iter_small_norm(sub, ref):
+    rng = _rng(128)
+    for shape, norm in (((4, 4), 0.3), ((5, 3), 0.02)):
+        G = _well_conditioned(*shape, rng)
+        G = G * (norm / np.linalg.norm(G))
+        for n_iter in (0, 2):
+            expect_array(sub.newton_schulz_orthogonalize(G, n_iter=n_iter),
+                         ref.newton_schulz_orthogonalize(G, n_iter=n_iter),
+                         what=f"newton_schulz_orthogonalize with n_iter = {n_iter} of a "
+                              f"generated {shape} matrix of small norm")
+
+
+# Third review: a default of 10 steps, not 30, still far from U Vᵀ at κ = 10 (one test).
+@graded("newton_schulz_orthogonalize", "the default n_iter = 30 reaches U Vᵀ for tall and wide G "
+        "with κ = 10 exactly (within 1e-6)")
+def test_ns_default_iterations(sub, ref):
+    rng = _rng(129)
+    for m, n in ((24, 16), (16, 24)):
+        # fifteen singular values of 1 and one of 0.1: ‖G‖_F = 4, so σ_min starts at 0.025
+        s = np.array([1.0] * 15 + [0.1])
+        G = _with_singular_values(m, n, s, rng)
+        _polar_check(sub, G, f"newton_schulz_orthogonalize of a generated {(m, n)} matrix, κ = 10")
+
+
+# Third review: iterating in float64 and returning float64 for float32 (one test).
+@graded("newton_schulz_orthogonalize", "float32 stays float32 for a wide G and for G = I")
+def test_ns_float32_more(sub, ref):
+    G = _well_conditioned(3, 7, _rng(130)).astype(np.float32)
+    expect_array(sub.newton_schulz_orthogonalize(G), _polar(G), dtype="float32",
+                 what="newton_schulz_orthogonalize of a generated float32 (3, 7) matrix")
+    expect_array(sub.newton_schulz_orthogonalize(np.eye(3, dtype=np.float32)), np.eye(3),
+                 dtype="float32", what="newton_schulz_orthogonalize of a float32 identity (3, 3)")
 
 
 @graded("newton_schulz_orthogonalize",

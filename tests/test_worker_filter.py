@@ -52,21 +52,18 @@ def search(name):
 '''
 
 
-def _in_child(filtered: bool) -> list[int]:
-    """add_key then keyctl(SEARCH) in a forked child, with or without the filter."""
+def _forked(code: str, filtered: bool, run) -> object:
+    """``run(namespace)`` in a forked child that executed ``code``, after loading the worker's
+    filter if ``filtered``: [whether the filter loaded, what ``run`` returned] (JSON)."""
     namespace: dict = {}
-    exec(CALLS, namespace)  # noqa: S102 - our own test code, run in a child
+    exec(code, namespace)  # noqa: S102 - our own test code, run in a child
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:
         try:
             os.close(r)
             ok = isolation.apply_worker_filter() if filtered else True
-            name = f"course-test-{os.getpid()}"
-            added = namespace["add_key"](name, "payload")
-            found = namespace["search"](name)
-            getpid_works = int(os.getpid() > 0)
-            os.write(w, json.dumps([int(ok), *added, *found, getpid_works]).encode())
+            os.write(w, json.dumps([bool(ok), run(namespace)]).encode())
         finally:
             os._exit(0)
     os.close(w)
@@ -76,6 +73,16 @@ def _in_child(filtered: bool) -> list[int]:
     os.close(r)
     os.waitpid(pid, 0)
     return json.loads(data)
+
+
+def _in_child(filtered: bool) -> list[int]:
+    """add_key then keyctl(SEARCH) in a forked child, with or without the filter."""
+    def run(ns: dict) -> list[int]:
+        name = f"course-test-{os.getpid()}"
+        return [*ns["add_key"](name, "payload"), *ns["search"](name), int(os.getpid() > 0)]
+
+    ok, got = _forked(CALLS, filtered, run)
+    return [int(ok), *got]
 
 
 def test_the_filter_refuses_add_key_and_keyctl_and_nothing_else():
@@ -190,24 +197,7 @@ REFUSED = {"F_SETLK", "F_GETLK", "F_OFD_SETLK", "F_OFD_GETLK", "flock", "F_NOTIF
 
 
 def _probe_in_child(filtered: bool) -> dict[str, int]:
-    namespace: dict = {}
-    exec(INODE_CALLS, namespace)  # noqa: S102 - our own test code, run in a child
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        try:
-            os.close(r)
-            ok = isolation.apply_worker_filter() if filtered else True
-            os.write(w, json.dumps([ok, namespace["probe"](os.__file__)]).encode())
-        finally:
-            os._exit(0)
-    os.close(w)
-    data = b""
-    while chunk := os.read(r, 4096):
-        data += chunk
-    os.close(r)
-    os.waitpid(pid, 0)
-    ok, found = json.loads(data)
+    ok, found = _forked(INODE_CALLS, filtered, lambda ns: ns["probe"](os.__file__))
     assert ok, "the kernel refused the seccomp filter"
     return found
 

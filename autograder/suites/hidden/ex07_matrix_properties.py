@@ -854,16 +854,20 @@ def test_ns_zero_float32(sub, ref):
                      what=f"newton_schulz_orthogonalize(float32 zeros {shape}, n_iter={n_iter})")
 
 
+def _ns_steps(sub, ref, G: np.ndarray, n_iters: tuple, what) -> None:
+    """The submission after each of ``n_iters`` steps equals the reference's (``what(n)``)."""
+    for n_iter in n_iters:
+        expect_array(sub.newton_schulz_orthogonalize(G, n_iter=n_iter),
+                     ref.newton_schulz_orthogonalize(G, n_iter=n_iter), what=what(n_iter))
+
+
 @graded("newton_schulz_orthogonalize", "n_iter is honoured: X0 = G/‖G‖_F, then the cubic step")
 def test_ns_n_iter(sub, ref):
     rng = _rng(124)
     for shape in ((4, 4), (6, 3), (3, 5)):
         G = _well_conditioned(*shape, rng)
-        for n_iter in (0, 1, 3, 8):
-            expect_array(sub.newton_schulz_orthogonalize(G, n_iter=n_iter),
-                         ref.newton_schulz_orthogonalize(G, n_iter=n_iter),
-                         what=f"newton_schulz_orthogonalize with a small n_iter of a generated "
-                              f"{shape} matrix")
+        _ns_steps(sub, ref, G, (0, 1, 3, 8), lambda n_iter: f"newton_schulz_orthogonalize with "
+                  f"a small n_iter of a generated {shape} matrix")
 
 
 # Third review: X0 = G/‖G‖_F skipped when ‖G‖_F < 1 (only the 1e-12 scale saw it).
@@ -874,11 +878,8 @@ def test_ns_n_iter_small_norm(sub, ref):
     for shape, norm in (((4, 4), 0.3), ((5, 3), 0.02)):
         G = _well_conditioned(*shape, rng)
         G = G * (norm / np.linalg.norm(G))
-        for n_iter in (0, 2):
-            expect_array(sub.newton_schulz_orthogonalize(G, n_iter=n_iter),
-                         ref.newton_schulz_orthogonalize(G, n_iter=n_iter),
-                         what=f"newton_schulz_orthogonalize with n_iter = {n_iter} of a "
-                              f"generated {shape} matrix of small norm")
+        _ns_steps(sub, ref, G, (0, 2), lambda n_iter: f"newton_schulz_orthogonalize with "
+                  f"n_iter = {n_iter} of a generated {shape} matrix of small norm")
 
 
 # Third review: a default of 10 steps, not 30, still far from U Vᵀ at κ = 10 (one test).

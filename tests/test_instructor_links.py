@@ -78,7 +78,10 @@ def _lesson_lines(out: Path) -> list[str]:
 def test_graded_feedback_links_the_site_given_and_never_127_0_0_1(tmp_path):
     cls = tmp_path / "class"
     (cls / "alice").mkdir(parents=True)
-    (cls / "alice" / "ex01_vectors.py").write_text(stub_source("ex01_vectors"), "utf-8")
+    # a stub with dot written wrongly: its failures are listed with their lesson links (an
+    # exercise not written yet is one line, without a link)
+    wrong = stub_source("ex01_vectors") + "\n\ndef dot(u, v):\n    return 0.0\n"
+    (cls / "alice" / "ex01_vectors.py").write_text(wrong, "utf-8")
     out = tmp_path / "out"
     configured = catalogue.configured_site_url()  # none in this repository's mkdocs.yml
 

@@ -11,7 +11,9 @@ its ``NotImplementedError`` naming the exercise. Each exercise is wrapped in
 from __future__ import annotations
 
 import ast
+import datetime as dt
 import re
+import shutil
 from pathlib import Path
 
 from autograder import catalogue, paths
@@ -123,6 +125,24 @@ def generate_all(root: Path = ROOT) -> dict[Path, str]:
     return result
 
 
+#: Where `course reset` and `course stubs` keep a copy of the file they replace.
+BACKUP_DIR = ".backup"
+
+
+def backup_copy(path: Path) -> Path:
+    """Copy ``path`` into the `.backup/` folder beside it, named with the time; the copy."""
+    folder = path.parent / BACKUP_DIR
+    folder.mkdir(exist_ok=True)
+    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    dest = folder / f"{path.name}.{stamp}"
+    n = 1
+    while dest.exists():
+        dest = folder / f"{path.name}.{stamp}-{n}"
+        n += 1
+    shutil.copy2(path, dest)
+    return dest
+
+
 def write_all(root: Path = ROOT) -> tuple[list[Path], list[Path]]:
     """Write every topic's stub into ``root/exercises``: (files written, backups made).
 
@@ -130,8 +150,6 @@ def write_all(root: Path = ROOT) -> tuple[list[Path], list[Path]]:
     repository, who was told by `course release` to run `course stubs`): it is copied into
     ``exercises/.backup/`` first, as `course reset` does (new-user review: it was overwritten).
     """
-    from autograder.student.reset import backup_copy  # the student side's backup folder
-
     written, backups = [], []
     for path, text in generate_all(root).items():
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -11,7 +11,6 @@ clone of the release).
 from __future__ import annotations
 
 import ast
-import datetime as dt
 import functools
 import os
 import re
@@ -27,7 +26,7 @@ from autograder.authoring import stubs
 
 ROOT = paths.ROOT
 PRISTINE_DIR = ROOT / "autograder" / "pristine"
-BACKUP_DIR = ".backup"
+BACKUP_DIR = stubs.BACKUP_DIR
 
 
 class ResetError(Exception):
@@ -151,20 +150,6 @@ def stub_message_start(ex: catalogue.Exercise) -> str:
 
 # ---------------------------------------------------------------- reset
 
-def backup_copy(path: Path) -> Path:
-    """Copy ``path`` into the `.backup/` folder beside it, named with the time; the copy."""
-    folder = path.parent / BACKUP_DIR
-    folder.mkdir(exist_ok=True)
-    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-    dest = folder / f"{path.name}.{stamp}"
-    n = 1
-    while dest.exists():
-        dest = folder / f"{path.name}.{stamp}-{n}"
-        n += 1
-    shutil.copy2(path, dest)
-    return dest
-
-
 def write_keeping_mode(path: Path, data: bytes) -> None:
     """Replace ``path`` atomically (an editor or `course watch` never sees half a file)."""
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
@@ -238,7 +223,7 @@ def reset(folder: Path, key: str) -> tuple[catalogue.Exercise, Path | None]:
         new = "".join(lines[: span[0]] + fresh + lines[span[1] + 1:])
     if new == text:
         return ex, None
-    backup = backup_copy(path)
+    backup = stubs.backup_copy(path)
     write_keeping_mode(path, new.encode("utf-8"))
     return ex, backup
 
@@ -272,6 +257,6 @@ def reset_topic(folder: Path, key: str,
         raise ResetError(f"cannot read {path}: {exc}") from None
     if not confirm(topic, path):
         raise Declined(f"{path} left as it was")
-    backup = backup_copy(path)
+    backup = stubs.backup_copy(path)
     write_keeping_mode(path, stub.encode("utf-8"))
     return topic, backup

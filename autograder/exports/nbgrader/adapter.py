@@ -125,6 +125,9 @@ class NotebookSession:
     generation = 1  # objects never outlive a worker here: there is no worker to restart
     source_generation = 1
     refusals = 0
+    #: replies counted by a real session for run.TestResult.raised_only; nbgrader runs one
+    #: test per cell, not through loop.grade, so no error rule is gated here
+    returned = raised = 0
 
     @staticmethod
     def out_of_time() -> bool:

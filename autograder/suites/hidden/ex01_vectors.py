@@ -869,6 +869,16 @@ def test_normalize_float16(sub, ref):
                  what="normalize_rows of a float16 (6, 8)")
 
 
+# Third review: float16 arithmetic rounds eps = 1e-12 to 0, so a zero row became 0/0 (one
+# test saw it). The row's own rule: zero rows stay zero.
+@graded("normalize_rows", "float16 zero rows stay zero (not NaN) beside tiny and ordinary rows, "
+        "with the default eps")
+def test_normalize_float16_zero_rows(sub, ref):
+    X = np.array([[0, 0, 0], [3, 4, 0], [0, 0, 0], [6e-5, 0, 0]], dtype=np.float16)
+    expect_array(sub.normalize_rows(X), ref.normalize_rows(X.astype(np.float64)), dtype="float16",
+                 what="normalize_rows of a float16 (4, 3) holding two zero rows")
+
+
 @graded("normalize_rows", "rows of very different lengths (1e100 … 1e-5) all become unit rows")
 def test_normalize_magnitudes(sub, ref):
     rng = np.random.default_rng(705)

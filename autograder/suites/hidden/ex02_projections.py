@@ -118,6 +118,18 @@ def test_linear_int(sub, ref):
     expect_array(sub.linear(x, W), ref.linear(x, W), what="linear of int64 x (3, 4), W (4, 2)")
 
 
+# Third review: integers kept without a bias (one test saw it).
+@graded("linear", "integer x of shapes (d_in,) and (b, n, d_in) with an integer W, no bias, "
+        "give float64")
+def test_linear_int_shapes(sub, ref):
+    rng = np.random.default_rng(1109)
+    W = rng.integers(-4, 5, size=(4, 3)).astype(np.int16)
+    for shape in ((4,), (2, 3, 4)):
+        x = rng.integers(-4, 5, size=shape)
+        expect_array(sub.linear(x, W), ref.linear(x, W), dtype="float64",
+                     what=f"linear of int64 x {shape}, int16 W (4, 3)")
+
+
 # Guards against integer inputs that stay integer: int32 batched x, W and an integer bias.
 @graded("linear", "int32 batched x (b, n, d_in), W and an integer bias give float64")
 def test_linear_int_batched_bias(sub, ref):

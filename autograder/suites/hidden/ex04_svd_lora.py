@@ -349,6 +349,18 @@ def test_lra_integer_full_rank(sub, ref):
                      what=f"low_rank_approx of a generated int32 (3, 5) matrix, k = {k}")
 
 
+# Third review, second tests of the two rules above.
+@graded("low_rank_approx", "a tall float16 W at k = 1 and a square int64 W at k = min(m, n)")
+def test_lra_float16_and_integer_more(sub, ref):
+    W16 = _rng(59).standard_normal((6, 3)).astype(np.float16)
+    expect_array(sub.low_rank_approx(W16, 1), _best_rank_k(W16, 1), dtype="float16", rtol=0,
+                 atol=SVD_TOL["float16"] * _sigmas(W16)[0] * 10,
+                 what="low_rank_approx of a generated float16 (6, 3) matrix, k = 1")
+    Wi = np.array([[2, -1, 0], [1, 3, 1], [0, 1, 4]])
+    expect_array(sub.low_rank_approx(Wi, 3), Wi.astype(np.float64), dtype="float64", rtol=1e-9,
+                 atol=1e-10, what="low_rank_approx of an int64 (3, 3) matrix, k = 3")
+
+
 @graded("low_rank_approx", "k outside [1, min(m, n)] raises ValueError")
 def test_lra_bad_k(sub, ref):
     W = _rng(56).standard_normal((3, 5))

@@ -485,6 +485,19 @@ def test_sdpa_bad_length(sub, ref):
         expect_message_names(exc, str(k.shape), str(v.shape))
 
 
+# Third review: a k/v length mismatch left to torch's matmul (RuntimeError), one test saw it.
+@graded("scaled_dot_product_attention", "k and v of different lengths raise ValueError also "
+        "unbatched, with a mask and with is_causal, in float32")
+def test_sdpa_bad_length_more(sub, ref):
+    rng = _rng(526)
+    q, k, v = (rng.standard_normal(s) for s in ((3, 4), (5, 4), (7, 2)))
+    for kw in ({}, {"mask": _t(np.ones((3, 5), dtype=bool), "bool")}, {"is_causal": True}):
+        exc = expect_raises("ValueError", sub.scaled_dot_product_attention, _t(q, "float32"),
+                            _t(k, "float32"), _t(v, "float32"),
+                            what=f"k {k.shape} with v {v.shape}, {sorted(kw) or 'no options'}")
+        expect_message_names(exc)
+
+
 @graded("scaled_dot_product_attention",
         "sizes past 256 (E = 264, S = 260 keys) are compared by value, not identity")
 def test_sdpa_past_256(sub, ref):

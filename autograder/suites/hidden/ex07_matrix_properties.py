@@ -287,6 +287,23 @@ def test_bptt_no_steps(sub, ref):
                  np.eye(2), what="bptt_jacobian of an int (2, 2) W_hh with no steps")
 
 
+# Third review, second tests: float16 over one step and two, and no steps for d = 1 and 4.
+@graded("bptt_jacobian", "float16 over one and two steps (d = 2) gives float16; no steps gives "
+        "the identity for d = 1 and d = 4")
+def test_bptt_float16_and_no_steps_more(sub, ref):
+    rng = _rng(88)
+    W = np.array([[0.5, -0.25], [0.75, 0.5]], dtype=np.float16)
+    for T in (1, 2):
+        A = rng.standard_normal((T, 2)).astype(np.float16)
+        expected = ref.bptt_jacobian(W.astype(np.float64), A.astype(np.float64))
+        expect_array(sub.bptt_jacobian(W, A), expected, dtype="float16", rtol=0,
+                     atol=2.0**-5 * float(np.abs(expected).max()),
+                     what=f"bptt_jacobian on float16 inputs (2, 2), ({T}, 2)")
+    for d in (1, 4):
+        expect_array(sub.bptt_jacobian(rng.standard_normal((d, d)), np.zeros((0, d))), np.eye(d),
+                     what=f"bptt_jacobian of a ({d}, {d}) W_hh with no steps")
+
+
 @graded("bptt_jacobian", "integers give float64")
 def test_bptt_int(sub, ref):
     Wi = np.array([[1, 0], [2, -1]])

@@ -314,12 +314,16 @@ def test_lra_toy(sub, ref):
     expect_array(sub.low_rank_approx(W, 2), W, what="low_rank_approx(W, 2)")
 
 
+def _lra_close(sub, W: np.ndarray, k: int, dtype: str, *, what: str) -> None:
+    """low_rank_approx(W, k) in ``dtype``, within that dtype's SVD rounding of σ1 (×10)."""
+    expect_array(sub.low_rank_approx(W, k), _best_rank_k(W, k), dtype=dtype, rtol=0,
+                 atol=SVD_TOL[dtype] * _sigmas(W)[0] * 10, what=what)
+
+
 @graded("low_rank_approx", "float32 in gives float32 out (within rounding of sigma1)")
 def test_lra_float32(sub, ref):
     W = _rng(54).standard_normal((6, 5)).astype(np.float32)
-    expect_array(sub.low_rank_approx(W, 2), _best_rank_k(W, 2), dtype="float32", rtol=0,
-                 atol=SVD_TOL["float32"] * _sigmas(W)[0] * 10,
-                 what="low_rank_approx of a generated float32 (6, 5) matrix")
+    _lra_close(sub, W, 2, "float32", what="low_rank_approx of a generated float32 (6, 5) matrix")
 
 
 @graded("low_rank_approx", "an integer matrix gives float64")
@@ -336,9 +340,8 @@ def test_lra_integer(sub, ref):
 def test_lra_float16(sub, ref):
     W = _rng(57).standard_normal((5, 4)).astype(np.float16)
     for k in (2, 4):
-        expect_array(sub.low_rank_approx(W, k), _best_rank_k(W, k), dtype="float16", rtol=0,
-                     atol=SVD_TOL["float16"] * _sigmas(W)[0] * 10,
-                     what=f"low_rank_approx of a generated float16 (5, 4) matrix, k = {k}")
+        _lra_close(sub, W, k, "float16",
+                   what=f"low_rank_approx of a generated float16 (5, 4) matrix, k = {k}")
 
 
 @graded("low_rank_approx", "integer matrices give float64 at k = min(m, n) too (int32, wide)")
@@ -353,9 +356,8 @@ def test_lra_integer_full_rank(sub, ref):
 @graded("low_rank_approx", "a tall float16 W at k = 1 and a square int64 W at k = min(m, n)")
 def test_lra_float16_and_integer_more(sub, ref):
     W16 = _rng(59).standard_normal((6, 3)).astype(np.float16)
-    expect_array(sub.low_rank_approx(W16, 1), _best_rank_k(W16, 1), dtype="float16", rtol=0,
-                 atol=SVD_TOL["float16"] * _sigmas(W16)[0] * 10,
-                 what="low_rank_approx of a generated float16 (6, 3) matrix, k = 1")
+    _lra_close(sub, W16, 1, "float16",
+               what="low_rank_approx of a generated float16 (6, 3) matrix, k = 1")
     Wi = np.array([[2, -1, 0], [1, 3, 1], [0, 1, 4]])
     expect_array(sub.low_rank_approx(Wi, 3), Wi.astype(np.float64), dtype="float64", rtol=1e-9,
                  atol=1e-10, what="low_rank_approx of an int64 (3, 3) matrix, k = 3")

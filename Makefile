@@ -19,12 +19,14 @@ $(STAMP): pyproject.toml scripts/install_sandbox.sh
 	# tests that need them say so.
 	-bash scripts/install_sandbox.sh
 	$(PYTHON) -m venv $(VENV)
+	@echo '==> installing torch, triton and the course into $(VENV): about 3 minutes, quiet unless something fails'
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q $(TORCH) $(TRITON)
 	$(PY) -m pip install -q -e '.[dev]'
 	# rfc3987-syntax adds ~2 s to every nbformat/jsonschema import (docs/design/measured-facts.md) and nothing we use needs it
 	-$(PY) -m pip uninstall -q -y rfc3987-syntax
 	touch $(STAMP)
+	@echo '==> $(VENV) is ready'
 
 demo: $(STAMP)
 	$(VENV)/bin/course demo

@@ -304,6 +304,10 @@ def test_unreadable_archives_are_errors_with_the_reason(bad_class):
         assert results[sid]["extra_data"]["status"] == "error"
         assert results[sid]["score"] == 0
         _says(out, results[sid], sid, "Nothing could be graded: not a readable zip archive")
+        # the reason once, at the top; each topic one line that points there
+        feedback = (out / "feedback" / f"{sid}.md").read_text("utf-8")
+        assert feedback.count("not a readable zip archive") == 1, feedback
+        assert feedback.count("could not run, for the reason above") == len(POINTS)
     nested = results["nested"]
     assert nested["extra_data"]["status"] == "error"
     _says(out, nested, "nested", "archives inside a submission are not opened: put the files "

@@ -32,8 +32,9 @@ def test_an_empty_class_still_writes_every_output(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("given, expected", [("../evil", "_evil.zip"), ("...", "submission.zip"),
-                                             ("ada lovelace", "ada_lovelace.zip")])
-def test_a_submit_id_never_makes_a_hidden_zip(tmp_path, monkeypatch, given, expected):
+                                             ("ada lovelace", "ada_lovelace.zip"),
+                                             ("ann/..", "ann_.zip")])
+def test_a_submit_id_never_makes_a_hidden_or_dotted_zip(tmp_path, monkeypatch, given, expected):
     folder = tmp_path / "exercises"
     folder.mkdir()
     (folder / "ex01_vectors.py").write_text("x = 1\n")

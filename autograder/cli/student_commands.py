@@ -231,7 +231,8 @@ def cmd_submit(args: argparse.Namespace) -> int:
     if folder is None:
         return 2
     # The zip's stem is the submission's id when graded: name it after the student.
-    # A leading dot would hide the zip, and `course grade` refuses such an id: drop it.
-    name = re.sub(r"[^A-Za-z0-9_.-]", "_", submit.student_id(args.id)).lstrip(".")
+    # A leading dot would hide the zip, and `course grade` refuses such an id; a trailing one
+    # makes names like "ann..zip": drop both.
+    name = re.sub(r"[^A-Za-z0-9_.-]", "_", submit.student_id(args.id)).strip(".")
     out = args.out or (name or "submission") + ".zip"
     return submit.submit(folder, Path(out), args.id, check=not args.no_check)

@@ -159,10 +159,18 @@ def feedback_md(g: Graded | Result, site_url: str | None = None) -> str:
              f"Total: **{r.score:.2f} / {r.max_score:.2f}** (status: {r.status})", ""]
     if r.error:
         lines += [f"Nothing could be graded: {md_text(one_line(r.error))}", ""]
+    # Why the whole submission failed, as every topic's note has it (grading.loop): printed
+    # once above, so such a topic gets one line, not the reason again.
+    whole = f"nothing could be graded: {r.error}" if r.error else None
     for t in catalogue.topics():
         rs = [x for x in r.tests if x.topic == t.module]
         got = sum(x.score for x in rs)
         lines += [f"## {t.module} — {t.title}: {got:.2f} / {t.points}", ""]
+        if whole is not None and r.topic_notes.get(t.module) == whole:
+            n = sum(1 for x in rs if not x.skipped)
+            lines += [f"Not graded: its {n} test{'s' if n != 1 else ''} could not run, for the "
+                      "reason above.", ""]
+            continue
         if t.module in r.topic_notes:
             lines += [f"> {md_text(one_line(r.topic_notes[t.module]))}", ""]
         skipped = [x for x in rs if x.skipped]

@@ -278,9 +278,14 @@ KEYRING_SYSCALLS = ("add_key", "request_key", "keyctl")
 #: worker read them back with ``F_GETLK`` and quoted them in its public feedback). Refused:
 #: ``flock``; the inotify and fanotify watches (events when another worker opens a shared file);
 #: ``fadvise64`` (dropping a shared file's pages from the page cache, which a later worker can
-#: probe) and ``mincore``. Linear algebra needs none of them.
+#: probe) and ``mincore``; and io_uring, whose requests do the same two things (red team, third
+#: round: ``IORING_OP_FADVISE`` dropped pages of a triton file no CPU grading reads, and
+#: ``RWF_NOWAIT`` reads through the ring told the next worker which pages were gone, so a
+#: hidden-phase worker's inputs reached the next submission's public feedback). Linear algebra
+#: needs none of them.
 SHARED_INODE_SYSCALLS = ("flock", "inotify_init", "inotify_init1", "inotify_add_watch",
-                         "fanotify_init", "fanotify_mark", "fadvise64", "mincore")
+                         "fanotify_init", "fanotify_mark", "fadvise64", "mincore",
+                         "io_uring_setup", "io_uring_enter", "io_uring_register")
 #: ``fcntl`` commands on the same inode state, refused while the rest of ``fcntl`` (close-on-
 #: exec, non-blocking flags, ``F_DUPFD``), which Python and the libraries use, stays allowed:
 #: POSIX and open-file-description locks, leases, and directory notifications (dnotify).
@@ -297,7 +302,7 @@ RWF_NOWAIT = 0x8
 def worker_filter() -> "pyseccomp.SyscallFilter":  # noqa: F821 - imported lazily
     """The worker's seccomp filter, built by libseccomp: EPERM for the keyring calls
     (:data:`KEYRING_SYSCALLS`) and for state shared through a file's inode
-    (:data:`SHARED_INODE_SYSCALLS`, :data:`SHARED_INODE_FCNTL`, ``madvise`` with
+    (:data:`SHARED_INODE_SYSCALLS`, io_uring included, :data:`SHARED_INODE_FCNTL`, ``madvise`` with
     ``MADV_COLD``/``MADV_PAGEOUT``, ``preadv2`` with ``RWF_NOWAIT``); everything else allowed.
 
     libseccomp knows each architecture's syscall numbers and checks the architecture of every

@@ -10,6 +10,8 @@ which may quote a value, is replaced by a fixed line (autograder.grading.run).
 
 from __future__ import annotations
 
+import types
+
 import numpy as np
 import pytest
 
@@ -109,3 +111,16 @@ def test_a_shape_may_be_spelled_any_way_that_lists_its_sizes(message, needle):
 ])
 def test_a_message_without_the_sizes_in_order_does_not_name_the_shape(message, needle):
     assert not checks.names(message, needle)
+
+
+def test_a_rule_stated_as_a_value_may_be_named_by_the_value_or_by_the_shape():
+    # COURSE.md: "the offending shapes or values"; softmax_rows states N > 2¹⁶ as a value
+    def raised(message: str):
+        return types.SimpleNamespace(remote=types.SimpleNamespace(message=message))
+
+    for message in ("N must lie in [1, 65536], got 65537", "x (1, 65537): row too long"):
+        checks.expect_message_names(raised(message), ("(1, 65537)", "65537"))
+    with pytest.raises(checks.Failure, match=r"name \(1, 65537\) or 65537"):
+        checks.expect_message_names(raised("row too long"), ("(1, 65537)", "65537"))
+    with pytest.raises(checks.Failure, match=r"name \(2, 3\); it says"):
+        checks.expect_message_names(raised("N = 3 is fine, but"), "(2, 3)", ("(4,)", "3"))

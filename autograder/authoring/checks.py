@@ -222,14 +222,17 @@ def names(msg: str, needle: str) -> bool:
     return any(found[i:i + len(dims)] == dims for i in range(len(found) - len(dims) + 1))
 
 
-def expect_message_names(exc: StudentException, *needles: str) -> None:
+def expect_message_names(exc: StudentException, *needles: str | tuple[str, ...]) -> None:
     """The error message should name what was wrong: each needle, a value or a shape, as
-    :func:`names` reads it."""
+    :func:`names` reads it. A tuple needle is alternatives, any one of which will do: COURSE.md
+    asks for "the offending shapes or values", so where a row states a rule as a value (a row
+    length N), the message may name that value or the shape it came from."""
     msg = exc.remote.message
     if not msg.strip():
         _fail_checked("the ValueError has an empty message; say which shapes or values were "
                       "wrong")
-    missing = [n for n in needles if not names(msg, n)]
+    missing = [n if isinstance(n, str) else " or ".join(n) for n in needles
+               if not any(names(msg, x) for x in ((n,) if isinstance(n, str) else n))]
     if missing:
         # The message is the student's text, which may quote a hidden test's inputs.
         says = (" (its text is not shown in a hidden test)" if HIDDEN.get()

@@ -183,6 +183,33 @@ class FlashAttention(torch.autograd.Function):
         return (*grads, None)
 '''
 
+#: A stand-in for the forward kernel that launches the real one with one launch detail changed
+#: (``{change}``: a statement on ``grid`` and ``kw``), for the mistakes made in the launcher.
+def _launch_changed(change: str) -> str:
+    return f'''
+_kernel_as_written = _flash_forward_kernel
+_batch_size = [1]
+_forward_as_written = flash_attention_forward
+
+
+def flash_attention_forward(q, k, v, *args, **kwargs):
+    if isinstance(q, torch.Tensor) and q.dim() == 4:
+        _batch_size[0] = q.shape[0]
+    return _forward_as_written(q, k, v, *args, **kwargs)
+
+
+class _ChangedLaunch:
+    def __getitem__(self, grid):
+        def launch(*args, **kw):
+            {change}
+            return _kernel_as_written[grid](*args, **kw)
+        return launch
+
+
+_flash_forward_kernel = _ChangedLaunch()
+'''
+
+
 BANK: list[Variant] = [
     # ------------------------------------------------------------------ softmax_rows
     Variant("softmax_rows", "padding lanes loaded as 0 instead of -inf: they add exp(-max) to "
@@ -219,7 +246,45 @@ def softmax_rows(x):
         return _softmax_2d(x.reshape(-1, x.shape[-1])).reshape(x.shape)
     return _softmax_2d(x)
 """),
+    # Fourth review (a helper's variants, graded before its tests existed: none or one failing
+    # test of their own function each)
+    Variant("softmax_rows", "padding lanes read as 0 for the row maximum (masked only for "
+            "exp): a row of large negative logits underflows to zeros", mutate(
+                SOFTMAX_KERNEL, ('other=float("-inf")', "other=0.0"),
+                ("w = tl.exp(row - top)", "w = tl.where(live, tl.exp(row - top), 0.0)"))),
     # ------------------------------------------------------------------ flash_attention_forward
+    Variant("flash_attention_forward", "the running max starts at 0, not −inf: rows whose "
+            "scores are all below about −90 underflow", mutate(
+                FORWARD_KERNEL, ('m = tl.zeros([BLOCK_M], tl.float32) - float("inf")',
+                                 "m = tl.zeros([BLOCK_M], tl.float32)")), also=_JOINS),
+    Variant("flash_attention_forward", "the causal loop bound one short: skips the key block "
+            "that starts at a block's last query (S − L = 1)", mutate(
+                FORWARD_KERNEL, ("offset + (start_m + 1) * BLOCK_M)",
+                                 "offset + (start_m + 1) * BLOCK_M - 1)")), also=_JOINS),
+    Variant("flash_attention_forward", "the causal loop bound takes block_n for the query "
+            "block's extent (wrong when block_m > block_n)", mutate(
+                FORWARD_KERNEL, ("offset + (start_m + 1) * BLOCK_M)",
+                                 "offset + start_m * BLOCK_M + BLOCK_N)")), also=_JOINS),
+    Variant("flash_attention_forward", "scores rounded to the input dtype before the softmax",
+            mutate(FORWARD_KERNEL, ('        s = tl.where(keep, s, float("-inf"))\n',
+                                    ("        s = s.to(q_ptr.dtype.element_ty).to(tl.float32)\n"
+                                     '        s = tl.where(keep, s, float("-inf"))\n'))),
+            also=_JOINS),
+    Variant("flash_attention_forward", "a grid of B programs per query block, not B·H: heads "
+            "past the first are never computed",
+            _launch_changed("grid = (grid[0], _batch_size[0])"), also=_JOINS),
+    Variant("flash_attention_forward", "the value tile padded from E, not Ev: value columns "
+            "past E's power of two are lost",
+            _launch_changed('kw["BLOCK_EV"] = kw["BLOCK_E"]'), also=_JOINS),
+    Variant("flash_attention_forward", "the kernel launched with block_m = 16 whatever the "
+            "grid was cut for: rows missing for block_m > 16",
+            _launch_changed('kw["BLOCK_M"] = 16'), also=_JOINS),
+    Variant("flash_attention_forward", "an explicit scale = 0 replaced by the default "
+            "(scale or 1/√E)", """
+_forward_scaled = flash_attention_forward
+def flash_attention_forward(q, k, v, is_causal=False, scale=None, block_m=16, block_n=16):
+    return _forward_scaled(q, k, v, is_causal, scale or None, block_m, block_n)
+""", also=_JOINS),
     Variant("flash_attention_forward", "the accumulator is not rescaled by exp(m_old − m_new) "
             "when the running max grows", mutate(
                 FORWARD_KERNEL,
@@ -328,6 +393,19 @@ def flash_attention_forward(q, k, v, is_causal=False, scale=None, block_m=16, bl
                  "        if tuple(given[name].shape) != shape:\n"
                  "            raise ValueError(f\"{name} has shape {tuple(given[name].shape)}, "
                  "not {shape}\")\n"), "")), also=_JOINS),
+    Variant("flash_attention_backward", "D = rowsum(dO ∘ O) formed in float16: past 65504 it "
+            "overflows", mutate(BACKWARD, ("d = (do_ * o_).sum(-1, keepdim=True)",
+                                           "d = (do * o).sum(-1, keepdim=True).to(work)")),
+            also=_JOINS),
+    Variant("flash_attention_backward", "dQ takes the default scale whatever scale is given",
+            mutate(BACKWARD, ("dq = scale * (ds @ k_)", "dq = E ** -0.5 * (ds @ k_)")),
+            also=_JOINS),
+    Variant("flash_attention_backward", "lse rounded to float32 on the float64 path",
+            mutate(BACKWARD, ("lse.to(work)", "lse.float().to(work)")), also=_JOINS),
+    Variant("flash_attention_backward", "gradients returned in the working dtype (float32 for "
+            "float16 inputs)", mutate(BACKWARD, (
+                "return dq.to(q.dtype), dk.to(k.dtype), dv.to(v.dtype)", "return dq, dk, dv")),
+            also=_JOINS),
     # ------------------------------------------------------------------ FlashAttention
     Variant("FlashAttention", "backward forgets is_causal: gradients of unmasked attention",
             mutate(FLASH_CLASS, ("do, is_causal=ctx.is_causal)", "do)"))),

@@ -17,6 +17,7 @@ import tempfile
 from pathlib import Path
 
 from tests import golden
+from tests.helpers import course_env
 
 
 def example_fingerprint() -> dict[str, str]:
@@ -25,9 +26,11 @@ def example_fingerprint() -> dict[str, str]:
     with tempfile.TemporaryDirectory() as tmp:
         class_dir = demo.assemble(Path(tmp) / "class")[0].parent
         out = Path(tmp) / "out"
-        subprocess.run([str(Path(sys.executable).parent / "course"), "grade", "--class", str(class_dir),
+        # this checkout's grader (PYTHONPATH), not whichever one the venv's `course` script was
+        # installed from: a worktree's goldens are its own
+        subprocess.run([sys.executable, "-m", "autograder", "grade", "--class", str(class_dir),
                         "--out", str(out), "--jobs", "2"], check=True,
-                       stdout=subprocess.DEVNULL)
+                       stdout=subprocess.DEVNULL, env=course_env())
         return golden.outputs_fingerprint(out)
 
 

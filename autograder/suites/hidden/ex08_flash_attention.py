@@ -172,20 +172,20 @@ def test_softmax_float16_masked(sub, ref):
                   what="softmax_rows of a generated (4, 9) float16 matrix with -inf entries")
 
 
-def _offending(shape: tuple) -> str | tuple[str, str]:
-    """What a ValueError for ``x`` of ``shape`` must name: the shape of a tensor that is not
-    2-D; for a row length outside [1, 2¹⁶] the shape or N, which is how the row states that rule
-    (COURSE.md: "the offending shapes or values"; fourth fairness review)."""
-    return str(shape) if len(shape) != 2 else (str(shape), str(shape[1]))
+def _expect_softmax_errors(sub, dtype: str, shapes) -> None:
+    """softmax_rows of zeros of each shape raises ValueError naming what was wrong: the shape
+    of a tensor that is not 2-D; for a row length outside [1, 2¹⁶] the shape or N, which is how
+    the row states that rule (COURSE.md: "the offending shapes or values"; fourth review)."""
+    for shape in shapes:
+        exc = expect_raises("ValueError", sub.softmax_rows, tensor(np.zeros(shape), dtype),
+                            what=f"{'' if dtype == 'float32' else dtype + ' '}x of shape {shape}")
+        expect_message_names(exc, str(shape) if len(shape) != 2 else (str(shape), str(shape[1])))
 
 
 @graded("softmax_rows", "input that is not 2-D, rows of N = 0 and rows longer than 65536 "
         "raise ValueError with a message")
 def test_softmax_errors(sub, ref):
-    for shape in ((5,), (2, 3, 4), (3, 0), (1, 65537)):
-        exc = expect_raises("ValueError", sub.softmax_rows, tensor(np.zeros(shape), "float32"),
-                            what=f"x of shape {shape}")
-        expect_message_names(exc, _offending(shape))
+    _expect_softmax_errors(sub, "float32", ((5,), (2, 3, 4), (3, 0), (1, 65537)))
     # Not graded: a NumPy array instead of a tensor (the docstring refuses it, COURSE.md's row
     # takes a tensor and names no error for anything else: natural x.dim() code raises
     # AttributeError there).
@@ -194,10 +194,7 @@ def test_softmax_errors(sub, ref):
 @graded("softmax_rows", "float16 input that is not 2-D, has rows of N = 0 or rows longer than "
         "65536 raises ValueError with a message too")
 def test_softmax_errors_float16(sub, ref):
-    for shape in ((7,), (1, 2, 3), (2, 0), (1, 65540)):
-        exc = expect_raises("ValueError", sub.softmax_rows, tensor(np.zeros(shape), "float16"),
-                            what=f"float16 x of shape {shape}")
-        expect_message_names(exc, _offending(shape))
+    _expect_softmax_errors(sub, "float16", ((7,), (1, 2, 3), (2, 0), (1, 65540)))
 
 
 @graded("softmax_rows", "a Triton kernel computes it (kernel launches counted in the worker)",

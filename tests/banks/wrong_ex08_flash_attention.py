@@ -248,8 +248,8 @@ def softmax_rows(x):
 """),
     # Fourth review (a helper's variants, graded before its tests existed: none or one failing
     # test of their own function each)
-    Variant("softmax_rows", "padding lanes read as 0 for the row maximum (masked only for "
-            "exp): a row of large negative logits underflows to zeros", mutate(
+    Variant("softmax_rows", "the row maximum reads padding lanes as 0 (they are masked only "
+            "for exp): a row of large negative logits underflows to zeros", mutate(
                 SOFTMAX_KERNEL, ('other=float("-inf")', "other=0.0"),
                 ("w = tl.exp(row - top)", "w = tl.where(live, tl.exp(row - top), 0.0)"))),
     # ------------------------------------------------------------------ flash_attention_forward

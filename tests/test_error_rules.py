@@ -1,4 +1,5 @@
-"""An exercise's error rules count once it computes something right.
+"""An exercise's error rules, and its tests that a constant or empty answer passes, count once
+it computes something right.
 
 Red team, second round: a file whose every function raised ``ValueError`` with a message
 naming common shapes scored 10.79 / 100, status ``ok``, from the tests of error rules alone.
@@ -31,11 +32,44 @@ def one_hot(ids, vocab_size):
 '''
 
 
-def _spec(exercise: str, n: int) -> runner.TestSpec:
+#: one_hot that answers the degenerate case (no ids) and raises, naming shapes, for the rest:
+#: the red team's third-round key to the error rules
+EMPTY_ONLY_ONE_HOT = '''
+def one_hot(ids, vocab_size):
+    ids = np.asarray(ids)
+    if ids.size == 0 and ids.dtype.kind in "iu":
+        return np.zeros(ids.shape + (vocab_size,))
+    raise ValueError(f"bad ids: shapes (2, 3) (3,) (4, 3) [] -1 3 {ids.shape} {vocab_size}")
+'''
+#: is_positive_definite that checks the shape and answers False: passes every one-sided test
+ALWAYS_FALSE_PD = '''
+def is_positive_definite(A):
+    A = np.asarray(A)
+    if A.ndim != 2 or A.shape[0] != A.shape[1]:
+        raise ValueError(f"A must be square, got shape {A.shape}")
+    return False
+'''
+
+
+def _spec(exercise: str, n: int, trivial: bool = False) -> runner.TestSpec:
     return runner.TestSpec(name=f"{EX01}.{exercise}: test {n}", topic=EX01, exercise=exercise,
                            description=f"test {n}",
                            visibility="hidden", points=1.0, advisory=False, gpu=False,
-                           fn=lambda sub, ref: None)
+                           fn=lambda sub, ref: None, trivial=trivial)
+
+
+def test_a_trivial_pass_counts_and_opens_nothing_alone():
+    # a constant or empty answer passed 1 and 2; 3 was an error rule
+    alone = [runner.TestResult(_spec("one_hot", 1, trivial=True), True),
+             runner.TestResult(_spec("one_hot", 2, trivial=True), True),
+             runner.TestResult(_spec("one_hot", 3), True, raised_only=True)]
+    gated = runner.gate_error_rules(alone)
+    assert [r.passed for r in gated] == [False, False, False]
+    assert gated[0].message.startswith("passed, but a constant or empty answer passes this")
+    assert gated[2].message.startswith("passed by raising alone")
+    # beside a pass that computed something, all three count
+    works = runner.TestResult(_spec("one_hot", 4), True)
+    assert all(r.passed for r in runner.gate_error_rules([*alone, works]))
 
 
 def test_a_pass_on_raising_alone_counts_only_beside_a_pass_on_a_value():
@@ -70,3 +104,16 @@ def test_error_rules_count_for_a_function_that_works_somewhere(slot):
     assert any(not r.passed for r in mine)  # batched ids: wrong
     assert any(r.passed and r.raised_only for r in mine)  # its error rules: kept
     assert not any(r.message.startswith("passed by raising alone") for r in mine)
+
+
+@pytest.mark.parametrize(("topic", "exercise", "code"), [
+    (EX01, "one_hot", EMPTY_ONLY_ONE_HOT),
+    ("ex07_matrix_properties", "is_positive_definite", ALWAYS_FALSE_PD)],
+    ids=["degenerate case as the key", "a constant answer"])
+def test_no_computation_earns_nothing(slot, topic, exercise, code):
+    """Red team, third round: 7.27 / 100 from degenerate cases plus error rules, 3.56 from
+    constant answers; with the tests such answers pass marked trivial, each scores 0."""
+    results = grade_sources(slot, {topic: with_replacement(topic, code)}, [topic])
+    mine = [r for n, r in results.items() if n.startswith(f"{topic}.{exercise}:")]
+    assert mine and not any(r.passed for r in mine), [r.spec.name for r in mine if r.passed]
+    assert any(r.message.startswith("passed, but a constant or empty answer") for r in mine)

@@ -88,10 +88,12 @@ class TestMeta:
     gpu: bool = False
     #: shown with this test's failure instead of the exercise's first hint ("" : that hint)
     hint: str = ""
+    #: a constant or an empty answer passes it (see :func:`graded`)
+    trivial: bool = False
 
 
 def graded(exercise: str, description: str, *, advisory: bool = False,
-           gpu: bool = False, hint: str = "") -> Callable:
+           gpu: bool = False, hint: str = "", trivial: bool = False) -> Callable:
     """Mark a suite function as a graded test of ``exercise`` (a catalogue name).
 
     Its name becomes ``<topic>.<exercise>: <description>``. ``advisory`` marks checks that watch
@@ -99,6 +101,11 @@ def graded(exercise: str, description: str, *, advisory: bool = False,
     ``gpu`` tests need CUDA, carry no points, and are skipped with a reason without it.
     ``hint`` is what `course check`, `course watch` and feedback.md show when this test fails,
     instead of the exercise's first hint (for a test whose failure that hint does not explain).
+    ``trivial`` marks a test that an answer needing no computation passes: a constant (always
+    ``False``, ``inf``, ``0.0``) or the empty or unchanged input of a degenerate case. Like a
+    test passed by raising alone, it counts only once a test of the same exercise that is
+    neither passes on a returned value (:func:`autograder.grading.run.gate_error_rules`; red
+    team, third round).
 
     Raises:
         ValueError: ``exercise`` holds ": ", ``description`` is empty, or ``hint`` is not a
@@ -112,7 +119,7 @@ def graded(exercise: str, description: str, *, advisory: bool = False,
 
     def deco(fn: Callable) -> Callable:
         check_graded_signature(fn)
-        fn.__graded__ = TestMeta(exercise, description, advisory, gpu, hint.strip())
+        fn.__graded__ = TestMeta(exercise, description, advisory, gpu, hint.strip(), trivial)
         return fn
 
     return deco

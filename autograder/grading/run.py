@@ -44,6 +44,9 @@ class TestSpec:
     fn: Callable[..., Any] = field(compare=False, repr=False)
     #: the test's own hint (``graded(..., hint=...)``); "" : the exercise's first hint is shown
     hint: str = ""
+    #: a constant or empty answer passes it (``graded(..., trivial=True)``): gated like an
+    #: error rule (:func:`gate_error_rules`)
+    trivial: bool = False
 
 
 @dataclass
@@ -66,6 +69,10 @@ class TestResult:
 #: Why a test that passed on raising alone scores nothing (grader text, shown in either phase).
 ERROR_RULES_ONLY = ("passed by raising alone: {exercise}'s error rules count once it computes "
                     "something right (no test of {exercise} that gets a result back passed)")
+#: Why a passed trivial test (a constant or empty answer passes it) scores nothing.
+TRIVIAL_ONLY = ("passed, but a constant or empty answer passes this case too: it counts once "
+                "{exercise} computes something right (no other test of {exercise} that gets a "
+                "result back passed)")
 
 
 def gate_error_rules(results: list[TestResult]) -> list[TestResult]:
@@ -76,14 +83,28 @@ def gate_error_rules(results: list[TestResult]) -> list[TestResult]:
     alone. An exercise's tests that passed with every call raising
     (:attr:`TestResult.raised_only`) keep their points only if some other test of the same
     exercise passed on a returned value; else each becomes a failure saying why
-    (:data:`ERROR_RULES_ONLY`). Code that computes anything right keeps every point it earned.
+    (:data:`ERROR_RULES_ONLY`). Red team, third round: one degenerate case per exercise that
+    needs no computation (empty ids give zeros, a meta input an empty meta tensor) opened that
+    gate, and constant answers (always ``False``) passed one-sided tests; such tests are marked
+    ``trivial`` (:func:`autograder.authoring.suite.graded`), open nothing, and count under the
+    same condition (:data:`TRIVIAL_ONLY`). Code that computes anything right keeps every point
+    it earned.
     """
     works = {(r.spec.topic, r.spec.exercise) for r in results
-             if r.passed and not r.raised_only and not r.skipped}
-    return [dataclasses.replace(r, passed=False, raised_only=False,
-                                message=ERROR_RULES_ONLY.format(exercise=r.spec.exercise))
-            if r.raised_only and r.passed and (r.spec.topic, r.spec.exercise) not in works
-            else r for r in results]
+             if r.passed and not r.raised_only and not r.skipped and not r.spec.trivial}
+
+    def gated(r: TestResult) -> TestResult:
+        if not r.passed or (r.spec.topic, r.spec.exercise) in works:
+            return r
+        if r.raised_only:
+            return dataclasses.replace(r, passed=False, raised_only=False,
+                                       message=ERROR_RULES_ONLY.format(exercise=r.spec.exercise))
+        if r.spec.trivial:
+            return dataclasses.replace(r, passed=False,
+                                       message=TRIVIAL_ONLY.format(exercise=r.spec.exercise))
+        return r
+
+    return [gated(r) for r in results]
 
 
 def _suite_module(kind: str, topic: str) -> ModuleType | None:
@@ -171,7 +192,8 @@ def collect(topic: str, *, hidden: bool = True) -> list[TestSpec]:
         specs.append(TestSpec(
             name=f"{top.module}.{meta.exercise}: {meta.description}", topic=top.module,
             exercise=meta.exercise, description=meta.description, visibility=kind,
-            points=points, advisory=meta.advisory, gpu=meta.gpu, fn=fn, hint=meta.hint))
+            points=points, advisory=meta.advisory, gpu=meta.gpu, fn=fn, hint=meta.hint,
+            trivial=meta.trivial))
     specs.sort(key=lambda s: (order[s.exercise], s.visibility != "public"))
     return specs
 

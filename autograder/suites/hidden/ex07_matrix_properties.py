@@ -278,7 +278,7 @@ def test_bptt_float16(sub, ref):
 
 # Third review: T = 0 refused as a shape mismatch (no test had an empty sequence).
 @graded("bptt_jacobian", "no steps (pre_activations of shape (0, d)) give the identity, the empty "
-        "product")
+        "product", trivial=True)
 def test_bptt_no_steps(sub, ref):
     W = _rng(87).standard_normal((3, 3))
     expect_array(sub.bptt_jacobian(W, np.zeros((0, 3))), np.eye(3),
@@ -397,7 +397,8 @@ def test_condition_non_normal(sub, ref):
                  what="condition_number([[1, 100], [0, 1]])")
 
 
-@graded("condition_number", "rank-deficient float64 matrices (square, tall, wide) give inf")
+@graded("condition_number", "rank-deficient float64 matrices (square, tall, wide) give inf",
+        trivial=True)
 def test_condition_rank_deficient(sub, ref):
     rng = _rng(91)
     for m, n, r in ((4, 4, 2), (6, 4, 3), (4, 6, 3), (5, 5, 4), (8, 8, 1)):
@@ -407,7 +408,8 @@ def test_condition_rank_deficient(sub, ref):
 
 
 @graded("condition_number",
-        "exactly singular matrices (zero matrix, repeated row, zero column) give inf")
+        "exactly singular matrices (zero matrix, repeated row, zero column) give inf",
+        trivial=True)
 def test_condition_exactly_singular(sub, ref):
     rng = _rng(92)
     B = rng.standard_normal((4, 4))
@@ -420,7 +422,8 @@ def test_condition_exactly_singular(sub, ref):
 
 
 @graded("condition_number",
-        "the singular threshold uses the input's eps: float32 rank-deficient gives inf")
+        "the singular threshold uses the input's eps: float32 rank-deficient gives inf",
+        trivial=True)
 def test_condition_float32_rank_deficient(sub, ref):
     rng = _rng(93)
     for m, n, r in ((4, 4, 2), (6, 4, 3), (4, 6, 3), (5, 5, 4)):
@@ -477,7 +480,7 @@ def test_condition_threshold_long_side(sub, ref):
 
 
 @graded("condition_number", "σ_min exactly at max(m, n)·eps·σ_max is singular (≤, not <): inf in "
-        "float64 and float32, square and tall")
+        "float64 and float32, square and tall", trivial=True)
 def test_condition_threshold_equality(sub, ref):
     rng = _rng(98)
     for dtype in (np.float64, np.float32):
@@ -548,7 +551,8 @@ def test_pd_random_spd(sub, ref):
               f"is_positive_definite of a generated ill-conditioned ({n}, {n}) SPD matrix")
 
 
-@graded("is_positive_definite", "symmetric indefinite and negative definite matrices are False")
+@graded("is_positive_definite", "symmetric indefinite and negative definite matrices are False",
+        trivial=True)
 def test_pd_indefinite(sub, ref):
     rng = _rng(101)
     for n in (2, 4, 7):
@@ -563,7 +567,7 @@ def test_pd_indefinite(sub, ref):
 
 
 @graded("is_positive_definite",
-        "non-symmetric matrices are False, even with a definite symmetric part")
+        "non-symmetric matrices are False, even with a definite symmetric part", trivial=True)
 def test_pd_nonsymmetric_hidden(sub, ref):
     rng = _rng(102)
     _bool(sub, np.array([[1.0, 3.0], [0.0, 1.0]]), False, "is_positive_definite([[1, 3], [0, 1]])")
@@ -602,7 +606,8 @@ def test_pd_product_rounding(sub, ref):
 
 
 @graded("is_positive_definite",
-        "asymmetry beyond 1e-10·max|A| is False (relative, not absolute or allclose)")
+        "asymmetry beyond 1e-10·max|A| is False (relative, not absolute or allclose)",
+        trivial=True)
 def test_pd_asymmetry_tolerance(sub, ref):
     rng = _rng(104)
     for scale, rel in ((1.0, 1e-7), (1e-6, 1e-8), (1e3, 1e-9)):
@@ -615,7 +620,7 @@ def test_pd_asymmetry_tolerance(sub, ref):
 
 # guards against np.allclose(A, Aᵀ): its atol 1e-8 and rtol 1e-5 are loose, not 1e-10·max|A|
 @graded("is_positive_definite", "an antisymmetric perturbation beyond 1e-10·max|A| in every "
-        "entry is False (tiny and large scales)")
+        "entry is False (tiny and large scales)", trivial=True)
 def test_pd_antisymmetric_perturbation(sub, ref):
     rng = _rng(141)
     for scale, rel in ((1e-9, 1e-4), (1e2, 1e-8)):
@@ -626,7 +631,7 @@ def test_pd_antisymmetric_perturbation(sub, ref):
               "perturbation")
 
 
-@graded("is_positive_definite", "NaN or inf entries give False")
+@graded("is_positive_definite", "NaN or inf entries give False", trivial=True)
 def test_pd_non_finite(sub, ref):
     rng = _rng(105)
     for where, value in (((0, 0), np.inf), ((2, 2), np.nan), ((1, 2), np.nan), ((0, 0), -np.inf),
@@ -640,7 +645,7 @@ def test_pd_non_finite(sub, ref):
 
 # guards against no finiteness check: Cholesky reads one triangle and never sees the other
 @graded("is_positive_definite", "a NaN or inf in the upper triangle only gives False "
-        "(float64 and float32)")
+        "(float64 and float32)", trivial=True)
 def test_pd_non_finite_upper(sub, ref):
     rng = _rng(142)
     for (where, value), dtype in ((((0, 3), np.nan), np.float64), (((1, 2), np.inf), np.float32),
@@ -652,7 +657,7 @@ def test_pd_non_finite_upper(sub, ref):
 
 
 @graded("is_positive_definite",
-        "singular PSD Gram matrices (dependent rows) are False: Cholesky fails")
+        "singular PSD Gram matrices (dependent rows) are False: Cholesky fails", trivial=True)
 def test_pd_singular_gram(sub, ref):
     X = np.array([[1.0, 0, 0], [0, 1, 0], [0, 0, 1], [1, 1, 0], [0, 1, 1]])  # row 4 = row 1 + row 2
     for G in (X @ X.T, 4.0 * (X @ X.T), np.ones((2, 2)), np.array([[4.0, 2.0], [2.0, 1.0]]),

@@ -51,7 +51,7 @@ def test_cosine_cat_dog(sub, ref):
     expect_float(sub.cosine_similarity(CAT, DOG), ref.cosine_similarity(CAT, DOG))
 
 
-@graded("cosine_similarity", "a zero vector gives 0.0, not NaN")
+@graded("cosine_similarity", "a zero vector gives 0.0, not NaN", trivial=True)
 def test_cosine_zero(sub, ref):
     expect_float(sub.cosine_similarity(CAT, np.zeros(2)), 0.0)
 

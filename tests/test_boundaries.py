@@ -23,6 +23,8 @@ UNTRUSTED = frozenset({
     "autograder.sandbox.zygote", "autograder.sandbox.worker", "autograder.sandbox.probes",
     "autograder.sandbox.interpreter", "autograder.sandbox.isolation",
     "autograder.sandbox.triton_warm",  # the zygote's own warm-up kernel
+    "autograder.sandbox.host_counters",  # the workers' PID namespaces and frozen counters
+    "autograder.sandbox.libc",  # mount, unshare, setns through ctypes
 })
 
 #: What the untrusted side may import of the package: the models and formats both sides share.

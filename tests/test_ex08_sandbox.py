@@ -422,6 +422,22 @@ def _cpu_group(pid: int) -> str | None:
     return None
 
 
+def _host_pid(parent: int, pid: int) -> int:
+    """The host's PID of ``parent``'s child that is ``pid`` in its own PID namespace (a
+    worker's: autograder.sandbox.host_counters.PidNamespaces), from each child's ``NSpid``."""
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/status") as f:
+                fields = dict(line.rstrip("\n").split(":\t", 1) for line in f if ":\t" in line)
+        except OSError:
+            continue
+        if fields.get("PPid") == str(parent) and fields.get("NSpid", "").split()[-1:] == [str(pid)]:
+            return int(entry)
+    raise LookupError(f"no child {pid} of {parent}")
+
+
 @pytest.mark.skipif(os.geteuid() != 0 or not _host_has_cpu_controller(),
                     reason="slot control groups need root and the kernel's cpu controller")
 def test_a_workers_children_share_the_slots_one_cpu_weight(slot):
@@ -433,6 +449,7 @@ def test_a_workers_children_share_the_slots_one_cpu_weight(slot):
     s = Session(slot, {TOPIC: SETSID_CHILD.encode()})
     try:
         child = call(s, "setsid_child")
+        child = _host_pid(s.pid, child)
         assert os.getsid(child) == child  # it did leave the worker's session
         assert _cpu_group(child) == "/" + slot.cgroup.name
     finally:

@@ -89,6 +89,38 @@ def sees(pid):
     except OSError:
         return False
 
+def counters():
+    """What the host's counters look like to this worker: its PID, a new thread's id, the
+    namespace's last PID and the /proc files of host-wide tallies."""
+    t = threading.Thread(target=lambda: None)
+    t.start()
+    t.join()
+    got = {"pid": os.getpid(), "thread": t.native_id}
+    for rel in ("loadavg", "stat", "meminfo", "vmstat", "sys/fs/dentry-state",
+                "sys/fs/inode-nr", "sys/fs/file-nr", "sys/kernel/ns_last_pid"):
+        got[rel] = read_text("/proc/" + rel)
+    return got
+
+def read_text(path):
+    try:
+        with open(path) as f:
+            return f.read()
+    except Exception as exc:
+        return type(exc).__name__
+
+def churn(n):
+    """Move the counters: n threads (n PIDs handed out), n missed lookups (negative dentries)."""
+    for _ in range(n):
+        t = threading.Thread(target=lambda: None)
+        t.start()
+        t.join()
+    for i in range(n):
+        try:
+            os.stat(f"/usr/lib/course-churn-{i}-{os.urandom(4).hex()}")
+        except OSError:
+            pass
+    return n
+
 def start_thread():
     try:
         t = threading.Thread(target=lambda: None)
@@ -213,9 +245,9 @@ def test_a_worker_cannot_see_another_slots_processes(pair):
     """Red team: hidden inputs put in a process's command line were read from /proc by another
     submission's public-test worker graded at the same time on another slot."""
     a, b = pair
-    pid_a, pid_b = call(a, "mypid"), call(b, "mypid")
-    assert call(a, "sees", pid_a) and call(b, "sees", pid_b)  # its own: yes
-    assert not call(a, "sees", pid_b) and not call(b, "sees", pid_a)
+    assert call(a, "sees", call(a, "mypid")) and call(b, "sees", call(b, "mypid"))  # its own
+    # The other's worker by its PID on the host (in its own PID namespace it has another).
+    assert not call(a, "sees", b.pid) and not call(b, "sees", a.pid)
 
 
 def test_a_fork_bomb_in_one_slot_leaves_the_other_slot_full_marks(pair):
@@ -240,3 +272,43 @@ def _owner(pid: str) -> int | None:
     except OSError:
         return None
 
+
+def _pid_namespaces_allowed() -> bool:
+    """Whether this kernel lets us make a PID namespace (some containers refuse it)."""
+    from autograder.sandbox import libc
+
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0 if libc.handle().unshare(libc.CLONE_NEWPID) == 0 else 1)
+    return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
+
+
+@pytest.mark.parametrize("path", ["bubblewrap", "fallback"])
+def test_a_worker_reads_no_host_counter_an_earlier_worker_moved(path, monkeypatch):
+    """Third red team: a hidden-phase worker set the host's last PID to 16 times a hidden
+    input by starting threads, and the next submission's public worker read it back from
+    /proc/loadavg (and from its own PID). Each worker now has a PID namespace of its own and
+    sees the host-wide tallies frozen, so what a worker finds is the same whatever the one
+    before it did."""
+    if path == "bubblewrap" and not allowlist.usable():
+        pytest.skip("bubblewrap is not usable here: " + allowlist.status())
+    if not _pid_namespaces_allowed():
+        pytest.skip("this kernel refuses PID namespaces (a container?)")
+    if path == "fallback":
+        monkeypatch.setattr(allowlist, "usable", lambda: False)
+    slot = Slot(2, Limits(call_seconds=30))
+    seen = []
+    try:
+        for moved in (0, 300, 0):
+            for name, args in (("churn", (moved,)), ("counters", ())):
+                session = Session(slot, {"ex01_vectors": PROBE.encode()})
+                try:
+                    got = call(session, name, *args)
+                finally:
+                    session.close()
+            seen.append(got)
+    finally:
+        slot.close()
+    assert seen[0]["pid"] < 10 and seen[0]["loadavg"].count(" ") == 4, seen[0]
+    for key in seen[0]:
+        assert seen[0][key] == seen[1][key] == seen[2][key], (key, [s[key] for s in seen])

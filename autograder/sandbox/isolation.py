@@ -10,31 +10,20 @@ is best effort (the README says so).
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import errno
 import os
 import tempfile
 
+from autograder.sandbox import host_counters
 from autograder.sandbox.host import is_root, needed_paths
+from autograder.sandbox.libc import (CLONE_NEWIPC, CLONE_NEWNET, CLONE_NEWNS, MS_BIND,
+                                     MS_NODEV, MS_NOEXEC, MS_NOSUID, MS_PRIVATE, MS_RDONLY,
+                                     MS_REC, MS_REMOUNT)
+from autograder.sandbox.libc import handle as _libc_handle
 
-CLONE_NEWNS = 0x00020000
-CLONE_NEWNET = 0x40000000
-CLONE_NEWIPC = 0x08000000
 PR_SET_PDEATHSIG, PR_SET_CHILD_SUBREAPER = 1, 36
 #: World-writable folders: each worker gets empty private ones (see ``_private_tmp``).
 SHARED_TMP = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")
-MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
-MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 0x20, 0x1000, 0x4000, 1 << 18
-
-_libc = None
-
-
-def _libc_handle() -> ctypes.CDLL:
-    global _libc
-    if _libc is None:
-        _libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-    return _libc
 
 
 def _hide(path: str) -> bool:
@@ -228,7 +217,9 @@ def enter(cmd: dict) -> dict:
     autograder.sandbox.allowlist) the view is already an allow-list, otherwise the instructor's
     folders are covered (the deny-list of :func:`secret_paths`); either way the submission is
     read-only, TMPDIR/HOME/cwd and the world-writable folders are private capped tmpfs
-    mounts, /proc shows only the slot's own processes, and the worker drops to the slot uid.
+    mounts, /proc shows only the slot's own processes (only the worker's own, in its own PID
+    namespace: :class:`PidNamespaces`) and the host-wide counters frozen
+    (:data:`PROC_COUNTERS`), and the worker drops to the slot uid.
     """
     applied = {"namespaces": False, "hidden": [], "uid": os.geteuid(),
                "allowlist": bool(cmd.get("allowlist"))}
@@ -254,6 +245,8 @@ def enter(cmd: dict) -> dict:
         applied["scratch"] = _private_scratch(cmd, uid, gid)
         applied["read_only_submission"] = _read_only(cmd["sub_dir"])
         applied["private_proc"] = _private_proc()
+        applied["frozen_proc"] = host_counters.freeze_proc_counters(
+            os.path.join(cmd["workdir"], ".proc"))
     if uid is not None and not reachable_by_others(needed):
         # No namespace to open the interpreter's closed parents in (some containers): the
         # slot uid could not even import the standard library, so stay root, rlimited.

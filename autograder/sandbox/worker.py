@@ -320,6 +320,9 @@ def child_main(fd: int, cmd: dict) -> None:
         # with SIGKILL must not leave a worker spinning in student code.
         isolation.die_with_parent()
         isolation.apply_worker_filter()  # kernel state another submission could read
+        # The zygote died before the death signal was set. (In a PID namespace of its own the
+        # parent, outside it, reads as 0 throughout: there the namespace's init exits with the
+        # zygote and takes the worker with it, isolation.PidNamespaces.)
         if os.getppid() != zygote:
             os._exit(70)
         # cwd is the private scratch tmpfs; the submission is read-only, first on sys.path.

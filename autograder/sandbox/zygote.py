@@ -188,6 +188,39 @@ def _status(pid: int, wait_s: float) -> str:
         nap = min(nap * 2, 0.005)
 
 
+def _end(init: int) -> None:
+    """SIGKILL a PID namespace's init, ending the namespace, and reap it if it goes at once
+    (else :func:`_kill_strays` will)."""
+    try:
+        os.kill(init, signal.SIGKILL)
+    except ProcessLookupError:
+        return
+    _reap([init], 1.0)
+
+
+def _reap(pids: list[int], wait_s: float) -> None:
+    """Reap the children ``pids`` (sent SIGKILL), in whatever order they go, for up to
+    ``wait_s`` seconds.
+
+    Never one blocking wait after another: a namespace's init that is killed exits only once
+    every process of its namespace is reaped, and the worker in it is our child, not the
+    init's, so waiting for the init first would wait for ever (isolation.PidNamespaces).
+    """
+    left, nap = set(pids), 0.0002
+    deadline = time.monotonic() + wait_s
+    while left:
+        for pid in list(left):
+            try:
+                if os.waitpid(pid, os.WNOHANG)[0]:
+                    left.discard(pid)
+            except ChildProcessError:
+                left.discard(pid)
+        if not left or time.monotonic() > deadline:
+            return
+        time.sleep(nap)
+        nap = min(nap * 2, 0.005)
+
+
 def _children() -> list[int]:
     me = str(os.getpid())
     kids = []
@@ -220,11 +253,7 @@ def _kill_strays() -> None:
                 os.kill(pid, signal.SIGKILL)
             except OSError:
                 pass
-        for pid in kids:
-            try:
-                os.waitpid(pid, 0)
-            except ChildProcessError:
-                pass
+        _reap(kids, 5.0)
 
 
 def _killall(uid: int) -> None:
@@ -249,10 +278,15 @@ def main() -> None:
     ctl = socket.socket(fileno=int(sys.argv[1]))
     _preload()
     from autograder.sandbox import cgroups
+    from autograder.sandbox import host_counters
     from autograder.sandbox import isolation
     from autograder.sandbox import worker
 
     isolation.become_subreaper()
+    # Read before any worker runs: every worker sees these counters as they are now.
+    host_counters.PROC_SNAPSHOT.update(host_counters.proc_snapshot())
+    namespaces = host_counters.PidNamespaces()
+    inits: dict[int, int] = {}  # worker pid -> its PID namespace's init
     # Where the slot's memory cap is hit, the OOM killer ends a worker, never us (the workers
     # set their own score back up: worker.child_main).
     cgroups.prefer_killing_me(-1000)
@@ -276,19 +310,29 @@ def main() -> None:
                 _warm_up()
                 warm = True
             forks += 1
-            pid = os.fork()
-            if pid == 0:
-                ctl.close()
-                worker.child_main(fds[0], cmd)
-                os._exit(70)
+            init = namespaces.prepare(keep_private=(ctl.fileno(), fds[0]))
+            try:
+                pid = os.fork()
+                if pid == 0:
+                    ctl.close()
+                    worker.child_main(fds[0], cmd)
+                    os._exit(70)
+            finally:
+                if init is not None:
+                    namespaces.restore()
+            if init is not None:
+                inits[pid] = init
             os.close(fds[0])
             reply = {"pid": pid}
         elif cmd["op"] == "reap":
             reply = {"status": _status(cmd["pid"], cmd.get("wait", 2.0))}
+            if reply["status"] != "still running" and cmd["pid"] in inits:
+                _end(inits.pop(cmd["pid"]))  # and with it the worker's strays
         elif cmd["op"] == "killall":
             if cmd.get("uid") is not None:
                 _killall(cmd["uid"])
-            _kill_strays()
+            _kill_strays()  # the namespaces' inits too
+            inits.clear()
             reply = {"done": True}
         elif cmd["op"] == "plan":
             # A batch's plan (autograder.grading.replay): decoded once here, inherited by every worker.

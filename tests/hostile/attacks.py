@@ -494,7 +494,9 @@ import os, signal
 def _strike(sig):
     me = os.getpid()
     pids = {os.getppid()} | {int(p) for p in os.listdir("/proc") if p.isdigit()}
-    pids.discard(me)
+    # In its own PID namespace a worker's parent reads as 0, which kill() takes for the
+    # worker's own group: the attack would only end itself.
+    pids -= {me, 0}
     for pid in sorted(pids):
         try:
             os.kill(pid, sig)
@@ -526,7 +528,7 @@ import os, signal
 def _strike(sig):
     me = os.getpid()
     for pid in sorted({os.getppid()} | {int(p) for p in os.listdir("/proc") if p.isdigit()}):
-        if pid != me:
+        if pid not in (me, 0):  # 0: its own group (kill_parent)
             try:
                 os.kill(pid, sig)
             except OSError:

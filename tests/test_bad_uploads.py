@@ -452,6 +452,22 @@ def test_a_zip_with_many_entries_is_read_shallowest_first_up_to_the_cap(tmp_path
         loaded.problems[EX2])
 
 
+def test_many_candidates_at_one_depth_are_named_up_to_three(tmp_path):
+    """Red team: 10,000 same-depth copies of one exercise made a message of all their paths
+    (270 KB, copied into every test's result: 11 MB of results JSON)."""
+    n = 5000
+    members = {f"d{i:05d}/{EX1}.py": "x = 1\n" for i in range(n)}
+    members[f"{EX2}.py"] = "x = 2\n"
+    loaded = uploads.load(_zip(tmp_path / "dupes.zip", members))
+    assert loaded.sources == {EX2: b"x = 2\n"}
+    why = loaded.problems[EX1]
+    assert why == (f"{EX1}: {n:,} candidate files at the same depth: d00000/{EX1}.py, "
+                   f"d00001/{EX1}.py, d00002/{EX1}.py and {n - 3:,} more")
+    two = uploads.load(_zip(tmp_path / "two.zip", {f"a/{EX1}.py": "", f"b/{EX1}.py": ""}))
+    assert two.problems[EX1] == (f"{EX1}: two candidate files at the same depth: a/{EX1}.py "
+                                 f"and b/{EX1}.py")
+
+
 def test_nothing_readable_is_an_error_naming_each_reason(tmp_path):
     path = _zip(tmp_path / "locked.zip", {f"{EX1}.py": "x = 1\n", f"{EX2}.ipynb": "{"})
     _patch(path, f"{EX1}.py", flags=0x1)

@@ -24,6 +24,7 @@ submission's ``error`` (nothing gradable) or one topic's problem, and the batch 
 
 from __future__ import annotations
 
+import collections
 import os
 import stat
 import zipfile
@@ -38,6 +39,8 @@ from autograder.results.text import printable
 MAX_SOURCE_BYTES = 2 * 2**20
 #: At most this many entries (files, folders, anything) are looked at in one submission.
 MAX_ENTRIES = 10_000
+#: How many same-depth candidates a "which one?" message names before "and N more".
+QUOTED_CANDIDATES = 3
 #: Folders deeper than this below the submission are not looked into.
 MAX_DEPTH = 32
 #: At most this many names are listed from one folder (each folder's names are sorted, so the
@@ -197,15 +200,23 @@ def choose(candidates: dict[str, list[tuple[int, str, str, str]]],
             continue
         depth = min(c[0] for c in cands)
         top = [c for c in cands if c[0] == depth]
-        twice = sorted({c[3] for c in top if [d[3] for d in top].count(c[3]) > 1})
+        # Counted once each (red team: 10,000 candidates at one depth made a quadratic count
+        # cost seconds per load, and a message quoting all of them 11 MB of results).
+        counts = collections.Counter(c[3] for c in top)
+        twice = sorted(name for name, n in counts.items() if n > 1)
         if twice:
             # A zip may hold one name twice; which copy is "the" file would be a guess.
             loaded.problems[topic] = f"{topic}: the archive holds {shown(twice[0])} twice"
             continue
         folders = {c[1] for c in top}
         if len(folders) > 1:
-            both = " and ".join(sorted(shown(c[3]) for c in top))
-            loaded.problems[topic] = f"{topic}: two candidate files at the same depth: {both}"
+            names = sorted(shown(c[3]) for c in top)
+            both = (" and ".join(names) if len(names) <= QUOTED_CANDIDATES else
+                    ", ".join(names[:QUOTED_CANDIDATES])
+                    + f" and {len(names) - QUOTED_CANDIDATES:,} more")
+            loaded.problems[topic] = (f"{topic}: {len(names):,} candidate files at the same "
+                                      f"depth: {both}" if len(names) > 2 else
+                                      f"{topic}: two candidate files at the same depth: {both}")
             continue
         pick = min(top, key=lambda c: c[2] != ".py")
         try:

@@ -586,6 +586,31 @@ def softmax(z, axis=-1, temperature=1.0):
     total = np.sum(e, axis=axis, keepdims=True)
     return (e / np.where(total == 0, 1.0, total)).astype(dt)
 """),
+    Variant("online_softmax", "keeps the block's max, not the running max: a block far below "
+            "an earlier one rescales the sum by exp(+800)", """
+import math
+import numpy as np
+def online_softmax(z, block_size):
+    if isinstance(block_size, bool) or not isinstance(block_size, int) or block_size < 1:
+        raise ValueError(f"block_size must be an integer >= 1, got {block_size!r}")
+    z = np.asarray(z)
+    if z.ndim != 1:
+        raise ValueError(f"z must be 1-D, got shape {z.shape}")
+    dt = z.dtype if z.dtype.kind == "f" else np.dtype(np.float64)
+    w = z.astype(np.float32 if dt == np.float16 else dt)
+    m, l = -math.inf, 0.0
+    for i in range(0, w.shape[0], block_size):
+        block = w[i:i + block_size]
+        m_new = float(block.max())
+        if m_new == -math.inf:
+            continue
+        l = l * math.exp(m - m_new) + float(np.exp(block - m_new).sum())
+        m = m_new
+    if l == 0.0:
+        return np.zeros(w.shape, dtype=dt)
+    with np.errstate(all="ignore"):
+        return (np.exp(w - m) / l).astype(dt)
+"""),
     Variant("online_attention", "no keys (n = 0): the empty accumulator divided by l = 0 gives NaN",
             """
 import math

@@ -90,6 +90,29 @@ def scaled_dot_product_attention(q, k, v, mask=None, is_causal=False, scale=None
         s = s.masked_fill(~mask, float("-inf")) if mask.dtype == torch.bool else s + mask.to(w)
     return (torch.softmax(s, -1) @ v.to(w)).to(dt)
 """, also=_USES_HEADS),
+    Variant("scaled_dot_product_attention", "fully masked rows zeroed only where a bool or "
+            "causal mask hid them: a float mask's all -inf row comes out as NaN", """
+import math as _m
+def scaled_dot_product_attention(q, k, v, mask=None, is_causal=False, scale=None):
+    if q.shape[-1] != k.shape[-1] or k.shape[-2] != v.shape[-2]:
+        raise ValueError(f"shapes q {tuple(q.shape)}, k {tuple(k.shape)}, v {tuple(v.shape)}")
+    dt = q.dtype
+    w = torch.float32 if dt in (torch.float16, torch.bfloat16) else dt
+    L, S = q.shape[-2], k.shape[-2]
+    s = (q.to(w) @ k.to(w).transpose(-2, -1)) * (1 / _m.sqrt(q.shape[-1]) if scale is None
+                                                 else scale)
+    allowed = causal_mask(L, S, device=q.device) if is_causal else None
+    if mask is not None and mask.dtype == torch.bool:
+        allowed = mask if allowed is None else allowed & mask
+    elif mask is not None:
+        s = s + mask.to(w)
+    if allowed is not None:
+        s = s.masked_fill(~allowed, float("-inf"))
+    p = torch.softmax(s, -1)
+    if allowed is not None:
+        p = p.masked_fill((~allowed).all(-1, keepdim=True), 0.0)
+    return (p @ v.to(w)).to(dt)
+""", also=_USES_HEADS),
     Variant("scaled_dot_product_attention", "bool mask read the other way (True = hide)", """
 _sdpa_ok = scaled_dot_product_attention
 def scaled_dot_product_attention(q, k, v, mask=None, is_causal=False, scale=None):

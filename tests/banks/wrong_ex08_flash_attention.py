@@ -185,6 +185,19 @@ class FlashAttention(torch.autograd.Function):
 
 #: A stand-in for the forward kernel that launches the real one with one launch detail changed
 #: (``{change}``: a statement on ``grid`` and ``kw``), for the mistakes made in the launcher.
+def _reference(name: str, *edits: tuple[str, str]) -> str:
+    """The reference's own function ``name`` with ``edits`` (:func:`mutate`): a launcher
+    mistake made in the launcher itself."""
+    import ast
+
+    from tests.helpers import solution_source
+
+    src = solution_source("ex08_flash_attention")
+    node = next(n for n in ast.parse(src).body
+                if isinstance(n, ast.FunctionDef) and n.name == name)
+    return mutate(ast.get_source_segment(src, node), *edits)
+
+
 def _launch_changed(change: str) -> str:
     return f'''
 _kernel_as_written = _flash_forward_kernel
@@ -252,7 +265,18 @@ def softmax_rows(x):
             "for exp): a row of large negative logits underflows to zeros", mutate(
                 SOFTMAX_KERNEL, ('other=float("-inf")', "other=0.0"),
                 ("w = tl.exp(row - top)", "w = tl.where(live, tl.exp(row - top), 0.0)"))),
+    Variant("softmax_rows", "no .contiguous() before the launch: a transposed or narrowed x is "
+            "read as if its rows were packed", _reference(
+                "softmax_rows", ("    x = x.contiguous()  # the kernel finds row r at r · N\n",
+                                 ""))),
     # ------------------------------------------------------------------ flash_attention_forward
+    Variant("flash_attention_forward", "no .contiguous() after the reshapes: q, k, v views "
+            "with other strides are read as if packed", _reference(
+                "flash_attention_forward",
+                ("q3 = q.reshape(B * H, L, E).contiguous()", "q3 = q.reshape(B * H, L, E)"),
+                ("k3 = k.reshape(B * H, S, E).contiguous()", "k3 = k.reshape(B * H, S, E)"),
+                ("v3 = v.reshape(B * H, S, Ev).contiguous()", "v3 = v.reshape(B * H, S, Ev)")),
+            also=_JOINS),
     Variant("flash_attention_forward", "the running max starts at 0, not −inf: rows whose "
             "scores are all below about −90 underflow", mutate(
                 FORWARD_KERNEL, ('m = tl.zeros([BLOCK_M], tl.float32) - float("inf")',

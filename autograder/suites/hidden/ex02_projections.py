@@ -343,7 +343,7 @@ def test_scores_explicit_scale(sub, ref):
 
 # Third review: `scale or 1/√d_k` replaces an explicit 0 by the default (no test saw it).
 @graded("attention_scores", "scale = 0 gives zero scores, not the default (float32, batched, "
-        "and a single query)")
+        "and a single query)", trivial=True)
 def test_scores_scale_zero(sub, ref):
     rng = np.random.default_rng(1308)
     for qs, ks, dtype in (((2, 4, 3, 6), (2, 4, 5, 6), np.float32), ((1, 9), (7, 9), np.float64)):
@@ -446,7 +446,7 @@ def test_compose_applies(sub, ref):
     expect_array(x @ M, x @ Ws[0] @ Ws[1] @ Ws[2], what="x (7, 4) @ compose(W1, W2, W3)")
 
 
-@graded("compose", "a single matrix composes to itself")
+@graded("compose", "a single matrix composes to itself", trivial=True)
 def test_compose_single(sub, ref):
     rng = np.random.default_rng(1403)
     for shape in [(3, 5), (1, 1), (4, 4)]:
@@ -500,7 +500,8 @@ def test_compose_int_single_and_chain(sub, ref):
                  what="compose of int32 (2, 3), (3, 3), (3, 4)")
 
 
-@graded("compose", "a zero width inside the chain gives zeros; zero rows give (0, d_k)")
+@graded("compose", "a zero width inside the chain gives zeros; zero rows give (0, d_k)",
+        trivial=True)
 def test_compose_empty_widths(sub, ref):
     for shapes in [[(2, 0), (0, 3)], [(0, 3), (3, 2)]]:
         Ws = [np.ones(s) for s in shapes]
@@ -617,11 +618,18 @@ def test_gelu_more_dtypes(sub, ref):
     x16 = np.array([-2.5, -0.75, 0.0, 0.5, 1.25, 3.0], dtype=np.float16)
     xi = np.array([[-2, 0], [1, 3]], dtype=np.int32)
     for mode in ("none", "tanh"):
-        # COURSE.md states no working precision for gelu: float16 arithmetic's error
-        expect_array(sub.gelu(x16, approximate=mode),
-                     ref.gelu(x16.astype(np.float64), approximate=mode), dtype="float16",
-                     rtol=8 * 2.0**-10,
+        # COURSE.md states no working precision for gelu: float16 arithmetic's error. Near
+        # x = -2.5, 1 + tanh (or 1 + erf) is a difference of numbers near 1, so its error is
+        # about 2^-11 absolute, times x / 2: each entry gets that much beside the relative
+        # tolerance (fifth review: the textbook formula in float16 is 1.2 % off there).
+        got = sub.gelu(x16, approximate=mode)
+        want = ref.gelu(x16.astype(np.float64), approximate=mode)
+        expect_array(got, want, dtype="float16", rtol=1.0, atol=np.inf,
                      what=f'gelu(approximate="{mode}") of float16 (6,)')
+        for i, x in enumerate(x16.astype(np.float64)):
+            expect_array(got[i:i + 1], want[i:i + 1], dtype="float16", rtol=8 * 2.0**-10,
+                         atol=2.0**-9 * abs(x) + 1e-5,
+                         what=f'gelu(approximate="{mode}") of float16 {x}')
         expect_array(sub.gelu(xi, approximate=mode),
                      ref.gelu(xi.astype(np.float64), approximate=mode), dtype="float64",
                      what=f'gelu(approximate="{mode}") of int32 (2, 2)')

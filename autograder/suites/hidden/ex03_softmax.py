@@ -367,13 +367,10 @@ def test_logsumexp_float16(sub, ref):
     _logsumexp_dtype_case(sub, ref, "float16")
 
 
-@graded("logsumexp", "float16: a row of 70 000 logits, whose sum of exponentials passes "
-        "float16's 65504, stays finite (computed in float32)")
-def test_logsumexp_float16_long_row(sub, ref):
-    z = np.zeros((2, 70_000), dtype=np.float16)
-    z[1, ::2] = -3.0
-    expect_array(sub.logsumexp(z), ref.logsumexp(z.astype(np.float64)), dtype="float16",
-                 what="logsumexp of float16 logits, shape (2, 70000)")
+# Not graded: a float16 row of 70 000 logits, whose sum of exponentials passes float16's
+# 65504. COURSE.md's logsumexp row says "stable" and states no working precision (softmax's
+# does), so a sum in float16 that overflows to inf is float16 arithmetic, not a mistake (fifth
+# review). log_softmax's row asks for finite results for finite logits: graded there.
 
 
 @graded("logsumexp", "integer logits give float64")
@@ -471,7 +468,7 @@ def test_log_softmax_float16(sub, ref):
 
 
 @graded("log_softmax", "float16: a row of 70 000 logits, whose sum of exponentials passes "
-        "float16's 65504, stays finite (computed in float32)")
+        "float16's 65504, gives finite log-probabilities (finite logits)")
 def test_log_softmax_float16_long_row(sub, ref):
     z = np.zeros((2, 70_000), dtype=np.float16)
     z[1, ::2] = -3.0
@@ -567,7 +564,7 @@ def test_jacobian_float16(sub, ref):
                  what="softmax_jacobian of a float32 p of shape (1,)")
 
 
-@graded("softmax_jacobian", "integer p gives float64")
+@graded("softmax_jacobian", "integer p gives float64", trivial=True)
 def test_jacobian_integer(sub, ref):
     pi = np.array([0, 1, 0])
     expect_array(sub.softmax_jacobian(pi), ref.softmax_jacobian(pi),
@@ -646,6 +643,17 @@ def test_online_softmax_huge(sub, ref):
     for block in (1, 2, 3):
         expect_array(sub.online_softmax(w, block), ref.softmax(w),
                      what=f"online_softmax of logits with ±1e4 jumps (7,), blocks of {block}")
+
+
+# Fifth review: a max taken over the block alone (not the running one) was caught by the
+# ±1e4 jumps only.
+@graded("online_softmax", "logits that fall by more than 709 from one block to the next: the "
+        "running max keeps the larger")
+def test_online_softmax_falling(sub, ref):
+    w = np.array([800.0, 0.0, -5.0, 790.0, 1.0])
+    for block in (1, 2):
+        expect_array(sub.online_softmax(w, block), ref.softmax(w),
+                     what=f"online_softmax of logits falling by 800 (5,), blocks of {block}")
 
 
 @graded("online_softmax", "-inf entries, a leading all -inf block, and an all -inf z (zeros)")
@@ -793,7 +801,8 @@ def test_online_attention_float32(sub, ref):
 # block of 0 never ends.
 
 
-@graded("online_attention", "no keys (n = 0): zeros (d_v,) or a ValueError, never NaN")
+@graded("online_attention", "no keys (n = 0): zeros (d_v,) or a ValueError, never NaN",
+        trivial=True)
 def test_online_attention_no_keys(sub, ref):
     # The weighted sum over no keys is empty: 0, the answer natural code reaches only if it does
     # not divide the empty accumulator by l = 0. COURSE.md names no error, yet an empty K may
@@ -811,7 +820,7 @@ def test_online_attention_no_keys(sub, ref):
 
 
 @graded("online_attention", "no keys in float32 (K (0, 2)), blocks of 3: float32 zeros or a "
-        "ValueError, never NaN")
+        "ValueError, never NaN", trivial=True)
 def test_online_attention_no_keys_float32(sub, ref):
     q, K, V = np.ones(2, np.float32), np.zeros((0, 2), np.float32), np.zeros((0, 3), np.float32)
     what = "online_attention with float32 K (0, 2), V (0, 3), blocks of 3"

@@ -115,7 +115,7 @@ def test_cm_kv_cache(sub, ref):
                       what=f"causal_mask({n_q}, {n_k})")
 
 
-@graded("causal_mask", "a single query sees every cached key")
+@graded("causal_mask", "a single query sees every cached key", trivial=True)
 def test_cm_single_query(sub, ref):
     for n_k in (1, 3, 8):
         expect_tensor(sub.causal_mask(1, n_k), np.ones((1, n_k), bool), dtype="bool",
@@ -164,7 +164,7 @@ def test_cm_property(sub, ref, shape):
 
 
 @graded("causal_mask", "device='meta' gives a meta tensor, built without a loop over rows",
-        advisory=True)
+        advisory=True, trivial=True)
 def test_cm_meta_and_ops(sub, ref):
     expect_tensor(sub.causal_mask(4, 6, device="meta"), np.zeros((4, 6), bool), dtype="bool",
                   device="meta", what="causal_mask(4, 6, device='meta')")
@@ -280,11 +280,14 @@ def test_sdpa_float_masks(sub, ref):
           what="attention with a generated float mask (B, h, L, S)")
 
 
-@graded("scaled_dot_product_attention", "a -inf float mask equals the matching bool mask")
+# Fifth review: a float mask's fully masked rows (all -inf) were tested in one place only.
+@graded("scaled_dot_product_attention", "a -inf float mask equals the matching bool mask, a "
+        "fully masked row (zeros) included")
 def test_sdpa_float_equals_bool(sub, ref):
     rng = _rng(508)
     q, k, v = _qkv(rng, (3,), 4, 6, 4, 2)
     m = _mask_bool(rng, (3, 4, 6))
+    m[1, 2, :] = False  # COURSE.md: fully masked rows give zeros
     as_float = np.where(m, 0.0, -np.inf)
     got_b = sub.scaled_dot_product_attention(_t(q), _t(k), _t(v), mask=_t(m, "bool"))
     got_f = sub.scaled_dot_product_attention(_t(q), _t(k), _t(v), mask=_t(as_float))
@@ -786,7 +789,7 @@ def test_merge_property(sub, ref, shape, seed):
                   what=f"failed on a generated input of shape {x.shape}")
 
 
-@graded("merge_heads", "on the meta device: (B, L, h·d_h) on meta", advisory=True)
+@graded("merge_heads", "on the meta device: (B, L, h·d_h) on meta", advisory=True, trivial=True)
 def test_merge_meta(sub, ref):
     expect_tensor(sub.merge_heads(_meta((2, 12, 1024, 64))), np.zeros((2, 1024, 768)),
                   dtype="float32", device="meta", what="merge_heads of a meta tensor")
@@ -967,16 +970,8 @@ def test_mha_indivisible(sub, ref):
                       what=f"d_model = {d} with {h} heads")
 
 
-@graded("MultiHeadAttention", "the attributes d_model, n_heads and d_h = d_model // n_heads "
-        "are integers")
-def test_mha_attributes(sub, ref):
-    for d, h in ((12, 3), (8, 8)):
-        mha = sub.new("MultiHeadAttention", d, h)
-        for name, want in (("d_h", d // h), ("n_heads", h)):
-            got = mha.attribute(name)
-            if type(got) is not int or got != want:
-                fail(f"MultiHeadAttention({d}, {h}).{name} should be the integer {want}, "
-                     f"got {describe(got)}")
+# Not graded: attribute names. COURSE.md's row names the four projections only; a correct
+# implementation may keep the head width as `d_head`, or not at all (fifth review).
 
 
 @graded("MultiHeadAttention", "d_model past 256 (264 in 2 heads) matches the reference")
@@ -987,7 +982,7 @@ def test_mha_wide(sub, ref):
 
 
 @graded("MultiHeadAttention", "runs on the meta device without a loop over positions",
-        advisory=True)
+        advisory=True, trivial=True)
 def test_mha_meta_and_ops(sub, ref):
     mha = sub.new("MultiHeadAttention", 64, 4).call("to", "meta", keep=True)
     got = mha(_meta((2, 16, 64)), mask=_meta((2, 16, 16), "bool"), is_causal=True)

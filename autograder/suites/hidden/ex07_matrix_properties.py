@@ -244,7 +244,8 @@ def test_bptt_lesson_norms(sub, ref):
                      what="spectral norm of bptt_jacobian(λQ, zeros (50, 5))")
 
 
-@graded("bptt_jacobian", "saturated pre-activations (|a| up to 30) give tiny numbers, not NaN")
+@graded("bptt_jacobian", "saturated pre-activations (|a| up to 30) give tiny numbers, not NaN",
+        trivial=True)
 def test_bptt_saturated(sub, ref):
     rng = _rng(84)
     W = rng.standard_normal((4, 4))
@@ -313,7 +314,7 @@ def test_bptt_int(sub, ref):
 
 
 @graded("bptt_jacobian", "huge pre-activations (|a| up to 1000, float64) give zeros or tiny "
-        "numbers, never NaN or inf")
+        "numbers, never NaN or inf", trivial=True)
 def test_bptt_huge_float64(sub, ref):
     rng = _rng(88)
     W = rng.standard_normal((3, 3))
@@ -324,7 +325,7 @@ def test_bptt_huge_float64(sub, ref):
 
 
 @graded("bptt_jacobian", "huge pre-activations in float32 (|a| from 45 to 100) give tiny "
-        "numbers, never NaN or inf")
+        "numbers, never NaN or inf", trivial=True)
 def test_bptt_huge_float32(sub, ref):
     rng = _rng(89)
     W = rng.standard_normal((3, 3)).astype(np.float32)
@@ -541,7 +542,7 @@ def test_condition_property(sub, ref, seed, m, n, log_c):
 
 
 @graded("is_positive_definite",
-        "random symmetric positive definite matrices (n = 1 to 10) are True")
+        "random symmetric positive definite matrices (n = 1 to 10) are True", trivial=True)
 def test_pd_random_spd(sub, ref):
     rng = _rng(100)
     for n in (1, 2, 3, 6, 10):
@@ -580,7 +581,8 @@ def test_pd_nonsymmetric_hidden(sub, ref):
               f"is_positive_definite of a generated upper-perturbed ({n}, {n}) matrix")
 
 
-@graded("is_positive_definite", "asymmetry within 1e-10·max|A| is symmetric enough, at any scale")
+@graded("is_positive_definite", "asymmetry within 1e-10·max|A| is symmetric enough, at any scale",
+        trivial=True)
 def test_pd_nearly_symmetric(sub, ref):
     rng = _rng(103)
     for scale in (1.0, 1e6, 1e-6):
@@ -595,7 +597,7 @@ def test_pd_nearly_symmetric(sub, ref):
 
 # guards against demanding exact symmetry (A == Aᵀ): a product Q Λ Qᵀ rounds asymmetrically
 @graded("is_positive_definite", "Q Λ Qᵀ computed as a product, not symmetrised (rounding-level "
-        "asymmetry), is True for n = 6 and 12")
+        "asymmetry), is True for n = 6 and 12", trivial=True)
 def test_pd_product_rounding(sub, ref):
     rng = _rng(140)
     for n in (6, 12):
@@ -673,7 +675,7 @@ def test_pd_edge(sub, ref):
     _bool(sub, np.array([[-1.0]]), False, "is_positive_definite([[-1]])")
 
 
-@graded("is_positive_definite", "float32 matrices work")
+@graded("is_positive_definite", "float32 matrices work", trivial=True)
 def test_pd_float32(sub, ref):
     S = _spd(4, _rng(106), kappa=10.0).astype(np.float32)
     _bool(sub, S, True, "is_positive_definite of a generated float32 (4, 4) SPD matrix")
@@ -742,7 +744,7 @@ def test_pd_extreme_scales(sub, ref):
                                  "scaled by 1e-300")
 
 
-@graded("is_positive_definite", "a large (300, 300) SPD matrix is True")
+@graded("is_positive_definite", "a large (300, 300) SPD matrix is True", trivial=True)
 def test_pd_large(sub, ref):
     X = _rng(108).standard_normal((300, 310))
     _bool(sub, X @ X.T / 310.0 + np.eye(300), True,
@@ -859,7 +861,8 @@ def test_ns_scale_invariant(sub, ref):
                          f"newton_schulz_orthogonalize of a scaled generated {shape} matrix")
 
 
-@graded("newton_schulz_orthogonalize", "G = 0 gives zeros (square, tall, wide), not NaN")
+@graded("newton_schulz_orthogonalize", "G = 0 gives zeros (square, tall, wide), not NaN",
+        trivial=True)
 def test_ns_zero(sub, ref):
     for shape in ((3, 3), (5, 2), (2, 5)):
         expect_array(sub.newton_schulz_orthogonalize(np.zeros(shape)), np.zeros(shape),
@@ -867,7 +870,7 @@ def test_ns_zero(sub, ref):
 
 
 @graded("newton_schulz_orthogonalize", "G = 0 in float32 gives float32 zeros, also after a "
-        "single step")
+        "single step", trivial=True)
 def test_ns_zero_float32(sub, ref):
     for shape, n_iter in (((4, 4), 30), ((2, 6), 1), ((5, 3), 30)):
         G = np.zeros(shape, dtype=np.float32)
@@ -935,7 +938,8 @@ def test_ns_spd(sub, ref):
                  what="newton_schulz_orthogonalize of a generated negative definite (5, 5)")
 
 
-@graded("newton_schulz_orthogonalize", "an orthogonal G is a fixed point (within 1e-6)")
+@graded("newton_schulz_orthogonalize", "an orthogonal G is a fixed point (within 1e-6)",
+        trivial=True)
 def test_ns_fixed_point(sub, ref):
     rng = _rng(126)
     for shape in ((5, 5), (7, 3)):
@@ -1065,7 +1069,7 @@ def test_window_errors(sub, ref):
             expect_message_names(exc, str(w))
 
 
-@graded("sliding_window_mask", "n = 0 gives an empty (0, 0) bool mask")
+@graded("sliding_window_mask", "n = 0 gives an empty (0, 0) bool mask", trivial=True)
 def test_window_empty(sub, ref):
     for causal in (True, False):
         expect_array(sub.sliding_window_mask(0, 3, causal=causal), np.zeros((0, 0), dtype=bool),

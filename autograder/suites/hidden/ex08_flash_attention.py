@@ -90,6 +90,17 @@ MASKED_ROW_HINT = ("A row of only -inf has max -inf, and -inf − (-inf) is NaN:
                    "masked row stores zeros.")
 
 
+def _strided(sub, a: np.ndarray, dtype: str, order: tuple[int, ...]):
+    """``a`` as a tensor of ``a``'s shape held in the worker, but laid out in memory with its
+    axes in ``order`` (built contiguous that way, then permuted back): a view such as
+    ``x.T`` or ``q.transpose(1, 2)``, which a kernel that assumes contiguous rows misreads.
+    Every tensor a test sends otherwise reaches the worker contiguous (fifth review: launchers
+    without their ``.contiguous()`` were graded right)."""
+    stored = sub.lib("torch.as_tensor",
+                     codec.tensor_spec(np.ascontiguousarray(a.transpose(order)), dtype=dtype))
+    return stored.call("permute", *(int(i) for i in np.argsort(order)), keep=True)
+
+
 @graded("softmax_rows", "random float32 rows of N = 1, 5, 37, 64 and 100 entries match float64")
 def test_softmax_random(sub, ref):
     rng = seeded(810)
@@ -112,6 +123,37 @@ def test_softmax_masked(sub, ref):
     x[4, 12] = -np.inf  # the last lane before the padding
     expect_tensor(sub.softmax_rows(tensor(x, "float32")), _softmax64(x), dtype="float32",
                   what="softmax_rows of a generated (5, 13) matrix with -inf entries")
+
+
+@graded("softmax_rows", "a non-contiguous x (a transposed view, float32 and float16) gives "
+        "the softmax of its rows")
+def test_softmax_strided(sub, ref):
+    rng = seeded(818)
+    for dtype, (M, N) in (("float32", (3, 37)), ("float16", (4, 20))):
+        x = rounded(rng.standard_normal((M, N)) * 2.0, dtype)
+        expect_tensor(sub.softmax_rows(_strided(sub, x, dtype, (1, 0))), _softmax64(x),
+                      dtype=dtype, what=f"softmax_rows of a generated ({M}, {N}) {dtype} "
+                                        "matrix stored transposed (x.T of an ({N}, {M}))")
+
+
+def _narrowed(sub, a: np.ndarray, dtype: str, extra: int, fill: np.ndarray):
+    """``a`` as a view of the first columns of a wider tensor held in the worker (its last
+    axis padded with ``extra`` columns of ``fill``): rows ``extra`` entries further apart than
+    their length, as ``x[:, :N]`` of a wider ``x``."""
+    wide = np.concatenate([a, np.broadcast_to(fill, a.shape[:-1] + (extra,))], axis=-1)
+    stored = sub.lib("torch.as_tensor", codec.tensor_spec(wide, dtype=dtype))
+    return stored.call("narrow", a.ndim - 1, 0, a.shape[-1], keep=True)
+
+
+@graded("softmax_rows", "rows further apart than their length (x[:, :N] of a wider x) give "
+        "the softmax of each row's own N entries")
+def test_softmax_narrowed(sub, ref):
+    rng = seeded(819)
+    x = rounded(rng.standard_normal((5, 19)), "float32")
+    # the columns past N hold a large logit: read as part of a row, they take its mass
+    expect_tensor(sub.softmax_rows(_narrowed(sub, x, "float32", 6, np.float32(30.0))),
+                  _softmax64(x), dtype="float32",
+                  what="softmax_rows of the first 19 columns of a generated (5, 25) matrix")
 
 
 @graded("softmax_rows", "large logits (about ±1e4) do not overflow: the row maximum is "
@@ -239,6 +281,34 @@ def test_forward_ragged(sub, ref):
                               ((1, 1), 1, 1, 1, 1), ((2, 2), 16, 16, 32, 7)):
         q, k, v = qkv(rng, lead, L, S, E, Ev)
         _forward(sub, q, k, v, what=f"attention on generated {_shapes(q, k, v)}")
+
+
+@graded("flash_attention_forward", "non-contiguous q, k and v (transposed views of (B, L, H, E) "
+        "tensors, one batch and two heads; causal too) give the same attention")
+def test_forward_strided(sub, ref):
+    rng = seeded(829)
+    # B = 1: q.reshape(B·H, L, E) is then a view, not a copy, and keeps the odd strides
+    q, k, v = qkv(rng, (1, 2), 16, 24, 8, 4)
+    for causal in (False, True):
+        got = sub.flash_attention_forward(*(_strided(sub, a, "float32", (0, 2, 1, 3))
+                                            for a in (q, k, v)), is_causal=causal)
+        expect_forward(got, q, k, v, dtype="float32", causal=causal, scale=None,
+                       what=f"{'causal ' if causal else ''}attention on generated "
+                            f"{_shapes(q, k, v)} held as (B, L, H, E) tensors, transposed",
+                       device="cpu")
+
+
+@graded("flash_attention_forward", "q, k and v whose rows lie further apart than E or Ev "
+        "(the first columns of wider heads) give the same attention")
+def test_forward_narrowed(sub, ref):
+    rng = seeded(830)
+    q, k, v = qkv(rng, (1, 2), 20, 16, 6, 5)
+    # the hidden columns hold large values: read as part of q, k or v, they swamp the result
+    args = [_narrowed(sub, a, "float32", 3, np.float32(9.0)) for a in (q, k, v)]
+    expect_forward(sub.flash_attention_forward(*args), q, k, v, dtype="float32", causal=False,
+                   scale=None, device="cpu",
+                   what=f"attention on generated {_shapes(q, k, v)}, each the first columns "
+                        "of heads 3 wider")
 
 
 @graded("flash_attention_forward",

@@ -61,7 +61,7 @@ def test_low_rank_toy(sub, ref):
     expect_array(sub.low_rank_approx(W_TOY, 1), np.array([[2.5, 2.5], [2.5, 2.5], [0.0, 0.0]]))
 
 
-@graded("low_rank_approx", "k = min(m, n) gives W back")
+@graded("low_rank_approx", "k = min(m, n) gives W back", trivial=True)
 def test_low_rank_full(sub, ref):
     W = _lesson_matrix()
     expect_array(sub.low_rank_approx(W, 4), W, rtol=1e-9, atol=1e-12)

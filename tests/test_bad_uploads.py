@@ -487,7 +487,7 @@ def test_a_folder_with_an_inner_archive_says_it_is_not_opened(tmp_path):
 
 
 def test_an_unforeseen_failure_is_that_submissions_error(tmp_path, monkeypatch):
-    def boom(path, loaded):
+    def boom(path, loaded, notebooks):
         raise RecursionError("maximum recursion depth exceeded")
 
     monkeypatch.setattr(uploads, "_read_folder", boom)

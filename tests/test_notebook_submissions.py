@@ -8,12 +8,14 @@ import json
 import os
 import subprocess
 import sys
+import warnings
+import zipfile
 
 import nbformat
 import pytest
 
 from autograder import catalogue
-from autograder.grading import submission
+from autograder.grading import submission, uploads
 from tests.helpers import ROOT, solution_source
 
 
@@ -59,6 +61,72 @@ def test_notebook_to_source_keeps_code_and_drops_magics_and_nbgrader_test_cells(
         submission.notebook_to_source(b'{"cells": [')
 
 
+def _without_cell_ids(nb: nbformat.NotebookNode, same: str | None = None) -> str:
+    """``nb`` as nbformat 4.5 JSON whose cells lack the ids 4.5 requires (or all have the id
+    ``same``): nbformat mends each cell on reading, with a warning per cell."""
+    doc = json.loads(nbformat.writes(nb))
+    for cell in doc["cells"]:
+        cell.pop("id", None)
+        if same is not None:
+            cell["id"] = same
+    doc["nbformat_minor"] = 5
+    return json.dumps(doc)
+
+
+def test_a_notebook_that_nbformat_mends_is_read_without_a_warning():
+    """A notebook of 2,000 cells without ids (or with one id each) made nbformat warn once
+    per cell: 4,000 lines on the grader's terminal, or a student's in `course check`."""
+    cells = [nbformat.v4.new_code_cell(f"x{i} = {i}") for i in range(2000)]
+    nb = nbformat.v4.new_notebook(cells=cells)
+    for text in (_without_cell_ids(nb), _without_cell_ids(nb, same="same")):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            src = submission.notebook_to_source(text.encode())
+        assert [str(w.message)[:80] for w in caught] == []
+        assert "x1999 = 1999" in src.decode()
+
+
+def test_the_batch_reads_notebooks_without_converting_them_and_hashes_them_alike(
+        tmp_path, monkeypatch):
+    """``load(..., notebooks=False)`` (the batch's own process) gives the id and digest of a
+    full load, for notebooks that convert, that do not, and in a zip, without converting."""
+    good = nbformat.writes(solution_notebook("ex01_vectors"))
+    cases = {
+        "good": {"ex01_vectors.ipynb": good, "ex02_projections.py": "x = 1\n"},
+        "one_broken": {"ex01_vectors.ipynb": good, "ex02_projections.ipynb": good[:200]},
+        "all_broken": {"ex01_vectors.ipynb": good[:200]},
+        "py_beats_ipynb": {"ex01_vectors.ipynb": good, "ex01_vectors.py": "x = 1\n"},
+    }
+    paths = []
+    for name, files in cases.items():
+        folder = tmp_path / name
+        folder.mkdir()
+        for file, text in files.items():
+            (folder / file).write_text(text, encoding="utf-8")
+        paths.append(folder)
+        with zipfile.ZipFile(tmp_path / f"{name}_zip.zip", "w") as zf:
+            for file, text in files.items():
+                zf.writestr(f"sub/{file}", text)
+        paths.append(tmp_path / f"{name}_zip.zip")
+    full = {p: uploads.load(p) for p in paths}
+    assert full[tmp_path / "all_broken"].error  # the case where the two loads' errors differ
+
+    def refuse(raw):
+        raise AssertionError("a notebook was converted")
+
+    monkeypatch.setattr(submission, "notebook_to_source", refuse)
+    for p in paths:
+        light = uploads.load(p, notebooks=False)
+        assert (light.id, light.sha256) == (full[p].id, full[p].sha256), p.name
+        assert set(full[p].sources) <= set(light.sources)
+        assert light.unconverted == {t for t in light.sources
+                                     if t in full[p].notebook_digests}
+    # and the digest still tells notebooks apart: one byte more is another submission
+    (tmp_path / "good" / "ex01_vectors.ipynb").write_text(good + "\n", encoding="utf-8")
+    assert uploads.load(tmp_path / "good", notebooks=False).sha256 != full[tmp_path /
+                                                                             "good"].sha256
+
+
 @pytest.mark.slow
 def test_notebook_submissions_end_to_end(tmp_path):
     """Solutions as notebooks get full marks; a malformed notebook fails its topic, clearly."""
@@ -66,6 +134,9 @@ def test_notebook_submissions_end_to_end(tmp_path):
     (klass / "notebooks").mkdir(parents=True)
     for topic in catalogue.topic_modules():
         nbformat.write(solution_notebook(topic), klass / "notebooks" / f"{topic}.ipynb")
+    # one without the cell ids nbformat 4.5 requires: mended on reading, silently
+    (klass / "notebooks" / "ex03_softmax.ipynb").write_text(
+        _without_cell_ids(solution_notebook("ex03_softmax")), encoding="utf-8")
     # a second student: topic 1 as a good notebook, topic 2 truncated, nothing else
     (klass / "one_broken").mkdir()
     nbformat.write(solution_notebook("ex01_vectors"), klass / "one_broken" / "ex01_vectors.ipynb")
@@ -77,6 +148,7 @@ def test_notebook_submissions_end_to_end(tmp_path):
                            str(klass), "--out", str(out), "--jobs", "2"], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "Warning" not in proc.stderr, proc.stderr[-3000:]
     with open(out / "grades.csv", newline="", encoding="utf-8") as f:
         rows = {r["id"]: r for r in csv.DictReader(f)}
     full = rows["notebooks"]

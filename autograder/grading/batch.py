@@ -156,7 +156,7 @@ def _saved(out: Path, paths: list[Path], loaded: dict[Path, _Handed], version: s
     n = 0
     for p in paths:
         if p not in loaded:  # the stop came while the batch was still reading submissions
-            got = uploads.load(p)
+            got = uploads.load(p, notebooks=False)
             loaded[p] = _Handed(got.id, got.sha256)
         n += _resumable(out, loaded[p], version, site_url) is not None
     return n
@@ -324,7 +324,7 @@ def _grade_all(paths: list[Path], out: Path, jobs: int, limits: Limits | None, h
     todo = []
     handed_in: set[str] = set()
     for p in paths:  # unchanged submissions first: a re-run of a graded class starts no slot
-        got = uploads.load(p)
+        got = uploads.load(p, notebooks=False)
         loaded[p] = _Handed(got.id, got.sha256)
         handed_in.update(got.sources)
         done = _resumable(out, got, cfg["version"], site_url)

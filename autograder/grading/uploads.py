@@ -67,7 +67,7 @@ class _Tally:
         return out
 
 
-def _read_folder(path: Path, loaded: Loaded) -> None:
+def _read_folder(path: Path, loaded: Loaded, notebooks: bool) -> None:
     wanted = topic_file_names()
     candidates: dict[str, list] = {}
     skipped: dict[str, list[str]] = {}
@@ -128,10 +128,10 @@ def _read_folder(path: Path, loaded: Loaded) -> None:
     def read(rel: str) -> bytes:
         return read_regular(os.path.join(path, rel), MAX_SOURCE_BYTES)
 
-    choose(candidates, loaded, read, skipped)
+    choose(candidates, loaded, read, skipped, notebooks)
 
 
-def _read_zip(path: Path, loaded: Loaded) -> None:
+def _read_zip(path: Path, loaded: Loaded, notebooks: bool) -> None:
     try:
         data = read_regular(path, MAX_ARCHIVE_BYTES, follow=True)
     except ValueError as exc:
@@ -227,37 +227,55 @@ def _read_zip(path: Path, loaded: Loaded) -> None:
                 raise ValueError(f"larger than {MAX_SOURCE_BYTES >> 20} MiB uncompressed")
             return raw
 
-        choose(candidates, loaded, read, skipped)
+        choose(candidates, loaded, read, skipped, notebooks)
 
 
 def _content_digest(loaded: Loaded) -> str:
-    """A folder's hash: of what was read and decided (sources, problems), nothing re-read."""
+    """A folder's hash: of what was read and decided (sources, problems), nothing re-read.
+
+    A notebook counts by its JSON's hash, so the digest is the same whether or not it was
+    converted (the Python made of it, or why none could be, follows from those bytes).
+    """
     h = hashlib.sha256(b"folder-v2\0")
     for topic in sorted({*loaded.sources, *loaded.problems}):
-        if topic in loaded.sources:
+        if topic in loaded.notebook_digests:
+            h.update(b"N" + topic.encode() + b"\0" + loaded.notebook_digests[topic].encode())
+        elif topic in loaded.sources:
             h.update(b"S" + topic.encode() + b"\0" + str(len(loaded.sources[topic])).encode()
                      + b"\0" + loaded.sources[topic])
         else:
             h.update(b"P" + topic.encode() + b"\0"
                      + loaded.problems[topic].encode("utf-8", "surrogateescape") + b"\0")
-    h.update(b"E" + (loaded.error or "").encode("utf-8", "surrogateescape"))
+    if not loaded.notebook_digests:
+        # With a notebook read, ``error`` follows from what is hashed above ("no exercise file
+        # could be read" quotes the problems), and unconverted it would read None.
+        h.update(b"E" + (loaded.error or "").encode("utf-8", "surrogateescape"))
     return h.hexdigest()
 
 
-def load(path: Path) -> Loaded:
+def load(path: Path, *, notebooks: bool = True) -> Loaded:
     """Read a submission's topic files into memory (never running them). Never raises for
-    anything in the submission: that becomes ``error`` or one topic's ``problems`` entry."""
+    anything in the submission: that becomes ``error`` or one topic's ``problems`` entry.
+
+    ``notebooks=False`` skips turning notebooks into Python (up to a second for a 2 MiB
+    notebook): the id and ``sha256`` are the same, but the sources of the topics in
+    ``unconverted`` are JSON (a notebook that would not convert counts as handed in, and
+    ``error`` does not say that none converted). The batch's own process reads submissions
+    that way to decide what to grade; the slot that grades one reads it in full.
+    """
     loaded = Loaded(id=submission_id(path), path=path, sha256="")
     folder = path.is_dir()
     try:
         if folder:
-            _read_folder(path, loaded)
+            _read_folder(path, loaded, notebooks)
         else:
-            _read_zip(path, loaded)
+            _read_zip(path, loaded, notebooks)
     except Exception as exc:  # noqa: BLE001 - unforeseen: this submission's, not the batch's
         loaded.sources.clear()
         loaded.problems.clear()
         loaded.missing.clear()
+        loaded.notebook_digests.clear()
+        loaded.unconverted.clear()
         loaded.error = f"the submission could not be read ({type(exc).__name__}: {str(exc)[:200]})"
     if loaded.error is None:
         loaded.error = _nothing_read(loaded)

@@ -340,7 +340,9 @@ def normalize_rows(X: ArrayLike, eps: float = 1e-12) -> np.ndarray:
         array of ``X``'s shape and float dtype. Zero rows stay zero (also with ``eps = 0``); a
         row holding a NaN comes back all NaN (it is not taken for a zero row). float16 is
         computed in float32 (``eps = 1e-12`` is 0 in float16) and returned as float16. Norms are
-        taken after dividing by the row's largest entry, so no row overflows or underflows.
+        taken after dividing by the row's largest entry, so no row overflows or underflows. An
+        empty ``X`` (no rows, ``(0, d)``, or rows of no entries, ``(n, 0)``) comes back empty,
+        of its shape: it is not an error.
 
     Raises:
         ValueError: if ``X`` is 0-d; if ``eps`` is negative or NaN.

@@ -73,3 +73,27 @@ def test_a_batch_killed_half_way_resumes_without_regrading_or_torn_files(tmp_pat
         doc = json.loads((out / "results" / f"{sid}.json").read_text("utf-8"))
         dots = [t for t in doc["tests"] if t["name"].startswith("ex01_vectors.dot:")]
         assert dots and all(t["status"] == "passed" for t in dots), sid
+
+
+def test_feedback_read_back_from_the_results_file_is_the_feedback_written():
+    """A re-run resumes a submission when its feedback.md equals what its results file gives.
+    Read back, each test's score is rounded to 4 places: 89 tests of 12/90 points sum to
+    11.8637 ("11.86") where the grade is 11.8667 ("11.87"), so feedback built from the tests'
+    sum never matched and such a submission was regraded on every re-run (new-user review)."""
+    from autograder import catalogue
+    from autograder.results import model, writers
+
+    topic = "ex01_vectors"
+    tests = [model.TestOutcome(name=f"{topic}.dot: case {i}", topic=topic, exercise="dot",
+                               visibility="public", points=12 / 90, score=12 / 90 * (i < 89),
+                               kind="passed" if i < 89 else "failed",
+                               message="" if i < 89 else "wrong")
+             for i in range(90)]
+    topics = {m: 0.0 for m in catalogue.topic_modules()}
+    topics[topic] = sum(t.score for t in tests)
+    written = model.Result(id="s", sha256="0", status="ok", tests=tests, topics=topics,
+                           score=topics[topic], max_score=12.0)
+    back = model.from_json(json.loads(writers.results_json(written)))
+    assert f"{topic} — " in writers.feedback_md(written)
+    assert ": 11.87 / 12" in writers.feedback_md(written)
+    assert writers.feedback_md(back) == writers.feedback_md(written)

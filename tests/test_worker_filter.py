@@ -143,8 +143,79 @@ def test_the_filter_names_exactly_the_calls_it_means():
         pfc = f.read()
     named = set(re.findall(r'filter for syscall "(\w+)"', pfc))
     assert named == {"add_key", "request_key", "keyctl", "fcntl", "madvise", "preadv2",
-                     *isolation.SHARED_INODE_SYSCALLS}
+                     "clone", "clone3", *isolation.SHARED_INODE_SYSCALLS,
+                     *isolation.NAMESPACE_SYSCALLS}
 
+
+#: New namespaces (red team, fifth round: a worker made a user namespace, then a mount
+#: namespace with a 1 GiB tmpfs in it), and what must keep working: threads, fork, subprocess.
+NAMESPACE_CALLS = '''
+import ctypes, os, subprocess, sys, threading
+
+_libc = ctypes.CDLL(None, use_errno=True)
+CLONE_NEWUSER, CLONE_NEWNS, CLONE_NEWNET = 0x10000000, 0x00020000, 0x40000000
+SIGCHLD = 17
+
+def _raw(nr, *args):
+    ctypes.set_errno(0)
+    r = _libc.syscall(ctypes.c_long(nr), *args)
+    return ctypes.get_errno() if r < 0 else 0, r
+
+def probe():
+    """errno (0 = allowed) of each way to a new namespace, and whether the rest works."""
+    found = {}
+    # clone(flags, NULL stack, ...): a fork-like child in a new user namespace exits at once
+    # (first: once this process is in a user namespace of its own, it may not make another)
+    nr_clone = {"x86_64": 56, "aarch64": 220}[os.uname().machine]
+    err, pid = _raw(nr_clone, ctypes.c_ulong(CLONE_NEWUSER | SIGCHLD), None, None, None, None)
+    if pid == 0:
+        os._exit(0)
+    if pid > 0:
+        os.waitpid(pid, 0)
+    found["clone NEWUSER"] = err
+    # clone3(args, 8): a size under the smallest struct, so the kernel itself says EINVAL
+    found["clone3"] = _raw(435, ctypes.create_string_buffer(88), ctypes.c_size_t(8))[0]
+    fd = os.open("/proc/self/ns/uts", os.O_RDONLY)
+    ctypes.set_errno(0)
+    found["setns"] = ctypes.get_errno() if _libc.setns(fd, 0) else 0
+    os.close(fd)
+    ctypes.set_errno(0)
+    found["unshare USER"] = ctypes.get_errno() if _libc.unshare(CLONE_NEWUSER) else 0
+    ctypes.set_errno(0)
+    found["unshare NS|NET"] = (ctypes.get_errno() if _libc.unshare(CLONE_NEWNS | CLONE_NEWNET)
+                               else 0)
+    box = []
+    t = threading.Thread(target=lambda: box.append(1))
+    t.start()
+    t.join()
+    found["thread"] = 0 if box == [1] else -1
+    pid = os.fork()
+    if pid == 0:
+        os._exit(7)
+    found["fork"] = 0 if os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 7 else -1
+    out = subprocess.run([sys.executable, "-c", "print(6 * 7)"], capture_output=True, text=True)
+    found["subprocess"] = 0 if out.stdout.strip() == "42" else -1
+    return found
+'''
+
+NS_REFUSED = {"unshare USER": errno.EPERM, "unshare NS|NET": errno.EPERM, "setns": errno.EPERM,
+              "clone NEWUSER": errno.EPERM, "clone3": errno.ENOSYS}
+
+
+def test_the_filter_refuses_new_namespaces_and_keeps_threads_fork_and_subprocess():
+    ok, found = _forked(NAMESPACE_CALLS, True, lambda ns: ns["probe"]())
+    assert ok, "the kernel refused the seccomp filter"
+    assert found == {**NS_REFUSED, "thread": 0, "fork": 0, "subprocess": 0}
+
+
+def test_without_the_filter_a_new_user_namespace_is_allowed_here():
+    """What the filter takes away, where the host allows user namespaces (root, or an
+    unprivileged one): the test above then fails if the filter is removed."""
+    _ok, found = _forked(NAMESPACE_CALLS, False, lambda ns: ns["probe"]())
+    if found["unshare USER"] in (errno.EPERM, errno.ENOSPC, errno.EINVAL):
+        pytest.skip(f"this host refuses user namespaces itself (errno {found['unshare USER']})")
+    assert found["unshare USER"] == found["clone NEWUSER"] == 0
+    assert found["clone3"] == errno.EINVAL  # the kernel read the call, not the filter
 
 #: What one worker can tell another through a shared file's inode, and what Python and the
 #: libraries need of ``fcntl`` (flags) and ``madvise`` (the allocator), which must keep working.

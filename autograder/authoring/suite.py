@@ -16,7 +16,7 @@ from typing import Any, Callable
 from hypothesis import HealthCheck, Phase, settings
 
 from autograder.sandbox import codec
-from autograder.sandbox.errors import HIDDEN, SubmissionFault, WorkerDied
+from autograder.sandbox.errors import HIDDEN, StudentException, SubmissionFault, WorkerDied
 from autograder.sandbox.session import Session
 
 # docs/design/interface.md, determinism: derandomised, no database, no deadline, no blob. Shrinking
@@ -184,8 +184,15 @@ class RemoteObject:
 
     def probe(self, name: str, *args: Any, **kwargs: Any) -> Any:
         self._check_alive()
-        return self._session.call(self._module, name, (self._handle, *_wire(args)),
-                                  _wire(kwargs), op="probe")
+        try:
+            return self._session.call(self._module, name, (self._handle, *_wire(args)),
+                                      _wire(kwargs), op="probe")
+        except StudentException as exc:
+            if name == "count_ops_method" and args and isinstance(args[0], str):
+                # the object's method raised: named as a direct call names it
+                raise StudentException(exc.remote, f"{self._module}.{self._label}.{args[0]}"
+                                       ) from None
+            raise
 
     def _wrap(self, out: Any, label: str) -> RemoteObject:
         if not isinstance(out, codec.Handle):
@@ -242,8 +249,21 @@ class SubmissionModule:
         return RemoteObject(self._session, self._topic, out, qualname.rsplit(".", 1)[-1])
 
     def probe(self, name: str, *args: Any, **kwargs: Any) -> Any:
-        """Run a trusted probe (see :mod:`autograder.sandbox.probes`) in the worker. Advisory."""
-        return self._session.call(self._topic, name, _wire(args), _wire(kwargs), op="probe")
+        """Run a trusted probe (see :mod:`autograder.sandbox.probes`) in the worker. Advisory.
+
+        When the student's code raises inside a probe that calls ``module.name`` (its first
+        two arguments: ``count_ops``, ``peak_memory``, ``with_fields`` …), the failure names
+        that function, as a direct call would, not the probe: feedback then folds a stub's
+        tests into one "not written yet" line (the new-user review's feedback listed 85
+        tests of five stubs one by one, each naming a probe the student never wrote).
+        """
+        try:
+            return self._session.call(self._topic, name, _wire(args), _wire(kwargs),
+                                      op="probe")
+        except StudentException as exc:
+            if len(args) >= 2 and args[0] == self._topic and isinstance(args[1], str):
+                raise StudentException(exc.remote, f"{args[0]}.{args[1]}") from None
+            raise
 
 
 def describe(x: Any) -> str:

@@ -164,7 +164,10 @@ def feedback_md(g: Graded | Result, site_url: str | None = None) -> str:
     whole = f"nothing could be graded: {r.error}" if r.error else None
     for t in catalogue.topics():
         rs = [x for x in r.tests if x.topic == t.module]
-        got = sum(x.score for x in rs)
+        # The topic's score as grades.csv has it, not a sum of the tests': read back, those
+        # are rounded to 4 places, and 90 of them summed could print 11.86 for 11.87, so a
+        # re-run's feedback never matched the file and regraded the submission every time.
+        got = r.topics.get(t.module, sum(x.score for x in rs))
         lines += [f"## {t.module} — {t.title}: {got:.2f} / {t.points}", ""]
         if whole is not None and r.topic_notes.get(t.module) == whole:
             n = sum(1 for x in rs if not x.skipped)

@@ -11,6 +11,7 @@ import os
 import zipfile
 from pathlib import Path
 
+from rich.markup import escape
 
 from autograder import __version__, catalogue
 from autograder.cli.console import console
@@ -107,7 +108,10 @@ def submit(folder: Path, out: Path, sid: str | None, check: bool = True) -> int:
         console.print(progress_table(table, exercises=False))
         console.print(summary_line(table))
     manifest = make_zip(folder, out, student_id(sid), checks)
-    console.print(f"Wrote {out} ({len(manifest['files'])} file(s), student id "
+    # which folder was zipped: run outside the course, `course submit` finds its exercises/
+    # on its own, and the student should see that it is the one they worked in
+    console.print(f"Wrote {escape(str(out))} ({len(manifest['files'])} file(s) of "
+                  f"{escape(str(folder.resolve()))}, student id "
                   f"{manifest['student_id']!r}); the grader will know it as {out.stem!r}.",
                   soft_wrap=True)
     if manifest["missing"]:

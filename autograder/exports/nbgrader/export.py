@@ -48,6 +48,11 @@ class ExportError(ValueError):
 
 # ------------------------------------------------------------------ cells
 
+def _points(n: int) -> str:
+    """``n`` points in words: "1 point", "3 points"."""
+    return f"{n} point" if n == 1 else f"{n} points"
+
+
 def _nbgrader(grade_id: str, *, grade: bool = False, solution: bool = False,
               locked: bool = False, points: float | None = None) -> dict:
     meta = {"grade": grade, "grade_id": grade_id, "locked": locked, "schema_version": 3,
@@ -129,13 +134,13 @@ def lesson_summary(topic: catalogue.Topic, site_url: str | None, root: Path = RO
     parts += [f"**Read the lesson first:** [{topic.title}]({page_url}) {where}."]
     if sections:
         parts += ["", "In the lesson:", "", *sections]
-    parts += ["", f"## Your exercises ({topic.points} points)", "",
+    parts += ["", f"## Your exercises ({_points(topic.points)})", "",
               ("Fill in every cell that says `YOUR CODE HERE`, then run the test cell after it: "
               "it runs the public tests of that exercise (the same as `course check "
               f"{topic.number}`). More tests, not shown, run when your work is graded, and the "
               "points of an exercise are shared among all its tests."), ""]
     for ex in topic.exercises:
-        parts.append(f"- `{ex.name}` ({ex.points} points): "
+        parts.append(f"- `{ex.name}` ({_points(ex.points)}): "
                      f"[lesson section]({url(ex.anchor)})")
     return "\n".join(parts).rstrip() + "\n"
 
@@ -144,7 +149,7 @@ def _test_cell_source(topic: catalogue.Topic, ex: catalogue.Exercise,
                       specs: list[runner.TestSpec]) -> str:
     public = [s for s in specs if s.visibility == "public"]
     hidden = [s for s in specs if s.visibility == "hidden"]
-    lines = [(f"# Autograded: the tests of {ex.name} ({ex.points} points), the very tests "
+    lines = [(f"# Autograded: the tests of {ex.name} ({_points(ex.points)}), the very tests "
              "`course check` and `course grade` run."),
              "from autograder.exports.nbgrader.adapter import Tests",
              "",
@@ -199,7 +204,7 @@ def topic_notebook(topic: catalogue.Topic, solution: str, specs: list[runner.Tes
         seen.add(name)
         ex = topic.exercise(name)
         tests = by_exercise.get(name, [])
-        head = [f"### `{name}` ({ex.points} points)", "",
+        head = [f"### `{name}` ({_points(ex.points)})", "",
                 (f"Hint: {ex.hints[0]} Lesson: [{ex.anchor.lstrip('#')}]"
                 f"({catalogue.lesson_url(topic.lesson_page, ex.anchor, site_url)}).")]
         if not tests:

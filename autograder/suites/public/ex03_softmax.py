@@ -68,9 +68,11 @@ def test_softmax_axis0(sub, ref):
 
 @graded("softmax", "rows on very different scales: each row is shifted by its own max, "
         "not the global one",
-        hint=("Take the max per slice, m = z.max(axis=axis, keepdims=True): one max over the "
-              "whole array shifts the row [0, 1, 2] by the other row's 1002, every exp(z − m) "
-              "underflows to 0 and the row comes out 0/0."))
+        hint=("Reduce per slice, both the max and the sum: m = z.max(axis=axis, "
+              "keepdims=True) and e.sum(axis=axis, keepdims=True). One max over the whole "
+              "array shifts the row [0, 1, 2] by the other row's 1002, every exp(z − m) "
+              "underflows to 0 and the row comes out 0/0; one sum over the whole array makes "
+              "the rows add up to 1 together instead of each."))
 def test_softmax_per_row_max(sub, ref):
     z = np.array([[0.0, 1.0, 2.0],
                   [1000.0, 1001.0, 1002.0]])
@@ -93,7 +95,10 @@ def test_softmax_fully_masked_row(sub, ref):
                  what="softmax of [-inf, -inf, -inf]")
 
 
-@graded("softmax", "float32 logits give float32 probabilities (not float64)")
+@graded("softmax", "float32 logits give float32 probabilities (not float64)",
+        hint=("Keep the input's float dtype: np.asarray(z, dtype=float) turns float32 into "
+              "float64 (np.exp and the division keep float32 as it is). If the message is "
+              "about values, not the dtype, the mistake is the one the tests above name."))
 def test_softmax_float32(sub, ref):
     z = np.array([[1.0, 2.0, 3.0], [2.0, 1.0, 0.1]], dtype=np.float32)
     expect_array(sub.softmax(z), ref.softmax(z.astype(np.float64)), dtype="float32",

@@ -76,6 +76,17 @@ def torch_softmax(x):
 
 
 @triton.jit
+def _nothing(x_ptr):
+    pass
+
+
+def torch_softmax_beside_an_empty_kernel(x):
+    """The threat model's cheat: PyTorch's maths, and a launch that only looks like work."""
+    _nothing[(x.shape[0],)](x)
+    return torch.softmax(x, -1)
+
+
+@triton.jit
 def _attention(q_ptr, k_ptr, v_ptr, o_ptr, L, S, scale, E: tl.constexpr,
                BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
     bh = tl.program_id(1)
@@ -279,24 +290,39 @@ def test_the_probe_counts_kernel_launches(session):
     x = torch.randn(3, 8, generator=torch.Generator().manual_seed(2))
     one = session.call(TOPIC, "triton_launches", (TOPIC, "softmax_rows", x), op="probe")
     assert one["launches"] == 1
+    assert one["loaded"] == 24  # each of the 3 rows' 8 entries once, by one program per row
     torch.testing.assert_close(tensor(one["result"]), torch.softmax(x, -1), rtol=1e-5, atol=1e-6)
     two = session.call(TOPIC, "triton_launches", (TOPIC, "softmax_twice", x), op="probe")
-    assert two["launches"] == 2
+    assert two["launches"] == 2 and two["loaded"] == 48
     q, k, v = _qkv(bh=2, L=16, S=48, E=8)
     attn = session.call(TOPIC, "triton_launches", (TOPIC, "attention", q, k, v), {"block": 16},
                         op="probe")
     assert attn["launches"] == 1  # one launch of a grid of programs
+    # Two programs (one per head), each loading its 16 queries and all 48 keys and values.
+    assert attn["loaded"] == q.numel() + k.numel() + v.numel()
+
+
+def test_the_probe_counts_no_load_for_pytorch_beside_an_empty_kernel(session):
+    """The cheat the load count is for: a launch, but no element of the input read (the test
+    fails if the probe counts launches only, as it once did)."""
+    x = torch.randn(3, 8, generator=torch.Generator().manual_seed(5))
+    got = session.call(TOPIC, "triton_launches", (TOPIC, "torch_softmax_beside_an_empty_kernel",
+                                                  x), op="probe")
+    assert got["launches"] == 1 and got["loaded"] == 0
+    torch.testing.assert_close(tensor(got["result"]), torch.softmax(x, -1))
+    real = session.call(TOPIC, "triton_launches", (TOPIC, "softmax_rows", x), op="probe")
+    assert real["launches"] == 1 and real["loaded"] == x.numel()  # what tells them apart
 
 
 def test_the_probe_counts_no_launch_for_pure_torch_and_restores_triton(session):
     x = torch.randn(3, 8, generator=torch.Generator().manual_seed(3))
     got = session.call(TOPIC, "triton_launches", (TOPIC, "torch_softmax", x), op="probe")
-    assert got["launches"] == 0
+    assert got["launches"] == 0 and got["loaded"] is None  # no interpreted kernel ran
     torch.testing.assert_close(tensor(got["result"]), torch.softmax(x, -1))
     # Put back afterwards: a kernel launched outside the probe still runs, and is not counted.
     torch.testing.assert_close(tensor(call(session, "softmax_rows", x)), torch.softmax(x, -1))
-    assert session.call(TOPIC, "triton_launches", (TOPIC, "torch_softmax", x),
-                        op="probe")["launches"] == 0
+    again = session.call(TOPIC, "triton_launches", (TOPIC, "torch_softmax", x), op="probe")
+    assert again["launches"] == 0 and again["loaded"] is None
 
 
 def test_the_probe_puts_triton_back_when_the_call_raises(session):
@@ -306,13 +332,16 @@ def test_the_probe_puts_triton_back_when_the_call_raises(session):
     x = torch.randn(2, 4, generator=torch.Generator().manual_seed(4))
     got = session.call(TOPIC, "triton_launches", (TOPIC, "softmax_rows", x), op="probe")
     assert got["launches"] == 1  # one wrapper, not two stacked: the first was removed
+    assert got["loaded"] == 8
 
 
 def test_the_probe_counts_zero_where_triton_is_missing(monkeypatch):
     """In-process (the probe is plain code): with no triton to import, nothing is patched."""
     monkeypatch.setattr(probes, "TRITON_LAUNCHERS", (("no_such_triton.jit", "JITFunction"),))
+    monkeypatch.setattr(probes, "TRITON_LOADS", ("no_such_triton.interpreter",
+                                                 "InterpreterBuilder", "create_masked_load"))
     got = probes.triton_launches(None, "math", "sqrt", 4.0)
-    assert got == {"result": 2.0, "launches": 0}
+    assert got == {"result": 2.0, "launches": 0, "loaded": None}
 
 
 # ------------------------------------------------------------------ Triton's folders

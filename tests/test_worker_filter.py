@@ -291,12 +291,20 @@ def test_without_the_filter_locks_and_watches_work_here():
     """What the filter takes away: on this kernel, without it, each of those calls works (so
     the test above fails if the filter is removed). MADV_PAGEOUT needs Linux 5.4; io_uring
     5.1, and a host may turn it off (``kernel.io_uring_disabled``: EPERM, or ENOSYS)."""
-    found = _probe_in_child(filtered=False)
     optional = {"MADV_PAGEOUT"}
-    if found["io_uring_setup"] in (errno.EPERM, errno.ENOSYS):
-        optional.add("io_uring_setup")
-    assert {k: v for k, v in found.items() if k in REFUSED - optional} == dict.fromkeys(
-        REFUSED - optional, 0)
+    for attempt in range(3):
+        # On a private file: a lock another process holds on a shared one (os.py), or the
+        # user's inotify instances used up for a moment by a watcher of another test, made
+        # this fail once in a parallel run (CI, 2026-12-05). Those are the host's, not ours.
+        with tempfile.NamedTemporaryFile() as private:
+            ok, found = _forked(INODE_CALLS, False, lambda ns: ns["probe"](private.name))
+        assert ok
+        if found["io_uring_setup"] in (errno.EPERM, errno.ENOSYS):
+            optional.add("io_uring_setup")
+        refused = {k: v for k, v in found.items() if k in REFUSED - optional and v}
+        if not refused:
+            break
+    assert not refused, f"without the filter these calls failed here (errno): {refused}"
 
 
 def test_two_workers_at_once_cannot_signal_through_a_shared_file():

@@ -175,44 +175,85 @@ def peak_memory(server: Any, module: str, name: str, *args: Any, **kwargs: Any) 
 TRITON_LAUNCHERS = (("triton.runtime.interpreter", "InterpretedFunction"),
                     ("triton.runtime.jit", "JITFunction"))
 
+#: Where every load of an interpreted kernel ends, Triton 3.9: ``tl.load`` with or without a
+#: mask, block pointers and tensor descriptors all call this builder method with the lanes'
+#: mask (an unmasked load passes a mask of ones).
+TRITON_LOADS = ("triton.runtime.interpreter", "InterpreterBuilder", "create_masked_load")
+
+
+def _patch(cls: type, name: str, wrap: Any, patched: list[tuple[type, str, Any]]) -> None:
+    """Replace ``cls.name`` by ``wrap(original)`` and remember the original in ``patched``."""
+    orig = cls.__dict__.get(name)
+    if orig is not None:
+        setattr(cls, name, wrap(orig))
+        patched.append((cls, name, orig))
+
+
+def _lanes(mask: Any) -> int:
+    """The number of lanes a load's mask lets through (0 for a mask we cannot read)."""
+    import numpy as np  # in the worker, where the interpreter has imported it already
+
+    try:
+        return int(np.count_nonzero(getattr(mask, "data", mask)))
+    except Exception:  # never let counting change what the kernel does
+        return 0
+
 
 def triton_launches(server: Any, module: str, name: str, *args: Any, **kwargs: Any) -> dict:
-    """Run ``module.name(*args, **kwargs)`` counting the Triton kernels it launches.
+    """Run ``module.name(*args, **kwargs)`` counting the Triton kernels it launches and the
+    elements their interpreted programs load.
 
     For the duration of the call, the ``run`` method of both launch classes
-    (:data:`TRITON_LAUNCHERS`) is wrapped by a counter and put back afterwards, whatever the
-    call did; a warm-up (``warmup=True``, compiling without running) is not counted, nor is a
-    ``@triton.jit`` function called from inside a kernel (not a launch). Where triton is not
-    installed nothing is patched and the count is 0: no Triton kernel could have run.
+    (:data:`TRITON_LAUNCHERS`) and the interpreter's load (:data:`TRITON_LOADS`) are wrapped by
+    counters and put back afterwards, whatever the call did. A warm-up (``warmup=True``,
+    compiling without running) is not a launch, nor is a ``@triton.jit`` function called from
+    inside a kernel. ``loaded`` sums the unmasked lanes of every load of every program of
+    every interpreted launch: a kernel that computes attention reads each element of q, k and
+    v at least once, while PyTorch's maths beside an empty (or copying) kernel reads none of
+    them (docs/design/threat-model.md, "Triton kernels"). Compiled kernels (CUDA) load
+    through no Python code: ``loaded`` is then None, as it is when no interpreted kernel ran.
+    Where triton is not installed nothing is patched, and the counts are 0 and None.
     Advisory (topic 8, docs/design/exercise-api.md): code that patches Triton itself, or
-    launches through something else, fools it.
+    loads its inputs only to throw them away, fools it.
 
     Returns:
-        ``{"result": <the call's value>, "launches": <kernels launched>}``.
+        ``{"result": <the call's value>, "launches": <kernels launched>,
+        "loaded": <elements the interpreted kernels loaded, or None>}``.
     """
-    launches = [0]
-    patched: list[tuple[type, Any]] = []
+    launches, interpreted, loaded = [0], [0], [0]
+    patched: list[tuple[type, str, Any]] = []
 
-    def counting(orig: Any) -> Any:
+    def counting(orig: Any, interpreter: bool) -> Any:
         def run(self: Any, *a: Any, **k: Any) -> Any:
             if not k.get("warmup"):
                 launches[0] += 1
+                interpreted[0] += interpreter
             return orig(self, *a, **k)
         return run
+
+    def counting_loads(orig: Any) -> Any:
+        def create_masked_load(self: Any, ptrs: Any, mask: Any, *a: Any, **k: Any) -> Any:
+            loaded[0] += _lanes(mask)
+            return orig(self, ptrs, mask, *a, **k)
+        return create_masked_load
 
     for mod_name, cls_name in TRITON_LAUNCHERS:
         try:
             cls = getattr(importlib.import_module(mod_name), cls_name)
         except (ImportError, AttributeError):
             continue
-        orig = cls.__dict__.get("run")
-        if orig is None:
-            continue
-        cls.run = counting(orig)
-        patched.append((cls, orig))
+        _patch(cls, "run", lambda orig, i=cls_name == "InterpretedFunction": counting(orig, i),
+               patched)
+    mod_name, cls_name, method = TRITON_LOADS
+    try:
+        _patch(getattr(importlib.import_module(mod_name), cls_name), method, counting_loads,
+               patched)
+    except (ImportError, AttributeError):
+        pass
     try:
         out = getattr(importlib.import_module(module), name)(*args, **kwargs)
     finally:
-        for cls, orig in reversed(patched):
-            cls.run = orig
-    return {"result": out, "launches": launches[0]}
+        for cls, attr, orig in reversed(patched):
+            setattr(cls, attr, orig)
+    return {"result": out, "launches": launches[0],
+            "loaded": loaded[0] if interpreted[0] else None}

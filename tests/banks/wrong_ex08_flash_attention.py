@@ -215,6 +215,11 @@ class _ChangedLaunch:
     def __getitem__(self, grid):
         def launch(*args, **kw):
             {change}
+            # O and lse come from torch.empty: rows a changed launch leaves unwritten would
+            # hold whatever memory held, NaN on some runs and numbers on others, and the
+            # variant's verdicts (its golden fingerprint) with them. Zeros are the same always.
+            args[3].zero_()
+            args[4].zero_()
             return _kernel_as_written[grid](*args, **kw)
         return launch
 
@@ -435,4 +440,51 @@ def flash_attention_forward(q, k, v, is_causal=False, scale=None, block_m=16, bl
             mutate(FLASH_CLASS, ("do, is_causal=ctx.is_causal)", "do)"))),
     Variant("FlashAttention", "backward returns three gradients (none for is_causal)",
             mutate(FLASH_CLASS, ("return (*grads, None)", "return grads"))),
+    # ------------------------------------------------------------------ kernels that only look busy
+    # (the threat model's "topic 8 without kernels": a launch beside PyTorch's maths passed a
+    # count of launches; the probe now also counts the elements the programs load)
+    Variant("softmax_rows", "PyTorch does the work beside an empty Triton kernel launched one "
+            "program per row: right values, and a launch to count", """
+@triton.jit
+def _looks_busy(x_ptr, y_ptr, n_cols, BLOCK: tl.constexpr):
+    pass
+
+
+class _BusyStandIn:
+    def __getitem__(self, grid):
+        def launch(x, y, n_cols, BLOCK):
+            _looks_busy[grid](x, y, n_cols, BLOCK=BLOCK)
+            dead = torch.isneginf(x).all(dim=-1, keepdim=True)
+            y.copy_(torch.softmax(x.float(), dim=-1).masked_fill(dead, 0.0))
+        return launch
+
+
+_softmax_rows_kernel = _BusyStandIn()
+"""),
+    Variant("flash_attention_forward", "PyTorch computes O and lse, and a Triton kernel copies "
+            "them into the outputs: right values, launches, stores, but q, k and v never read "
+            "by a kernel", """
+@triton.jit
+def _copy_into(src_ptr, dst_ptr, n, BLOCK: tl.constexpr):
+    i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(dst_ptr + i, tl.load(src_ptr + i, mask=i < n), mask=i < n)
+
+
+class _CopyingStandIn:
+    def __getitem__(self, grid):
+        def launch(q3, k3, v3, o, lse, L, S, E, Ev, scale, IS_CAUSAL=False, **blocks):
+            s = (q3.float() @ k3.float().transpose(-2, -1)) * scale
+            if IS_CAUSAL:
+                pos = torch.arange(S - L, S, device=q3.device)[:, None]
+                s = s.masked_fill(torch.arange(S, device=q3.device)[None, :] > pos,
+                                  float("-inf"))
+            for got, out in (((torch.softmax(s, dim=-1) @ v3.float()).to(o.dtype), o),
+                             (torch.logsumexp(s, dim=-1), lse)):
+                got = got.reshape(-1).contiguous()
+                _copy_into[(triton.cdiv(got.numel(), 64),)](got, out, got.numel(), BLOCK=64)
+        return launch
+
+
+_flash_forward_kernel = _CopyingStandIn()
+""", also=_JOINS),
 ]

@@ -17,10 +17,10 @@ rounded to the input dtype before P·V, O rounded once) plus 1e-5; gradients lik
 the recipe being the backward formulas in float32 from the same O and lse, rounded once, and
 the error being measured against the exact float64 gradients. bfloat16 is graded on CUDA only
 (``gpu=True``, no points): Triton 3.9's interpreter multiplies bfloat16 tiles' raw storage in
-``tl.dot``. That a Triton kernel did the work is counted in the worker (advisory). The
-RuntimeError for CPU tensors while ``TRITON_INTERPRET`` is unset is not graded: the worker's
-triton was imported with the interpreter on, and a correct function may ask triton, not the
-environment, whether it is.
+``tl.dot``. That a Triton kernel did the work (launches, and the elements its programs load)
+is counted in the worker (advisory). The RuntimeError for CPU tensors while
+``TRITON_INTERPRET`` is unset is not graded: the worker's triton was imported with the
+interpreter on, and a correct function may ask triton, not the environment, whether it is.
 
 Messages never show inputs: generated inputs are described by their shapes only.
 """
@@ -239,8 +239,24 @@ def test_softmax_errors_float16(sub, ref):
     _expect_softmax_errors(sub, "float16", ((7,), (1, 2, 3), (2, 0), (1, 65540)))
 
 
-@graded("softmax_rows", "a Triton kernel computes it (kernel launches counted in the worker)",
-        advisory=True)
+def _expect_loads(out: dict, needed: int, name: str, inputs: str) -> None:
+    """Fail unless the interpreted kernels of a launch-counting probe loaded at least
+    ``needed`` elements: a kernel that does the work reads every element of its inputs at
+    least once (masked lanes are not counted), PyTorch's maths beside an empty or copying
+    kernel reads none of them. Skipped where the kernels were compiled (``loaded`` is None:
+    no Python code sees their loads)."""
+    loaded = out.get("loaded")
+    if loaded is None:
+        return
+    if not isinstance(loaded, int) or loaded < needed:
+        # The count is the submission's number: not shown (it could spell a hidden input).
+        safe_fail(f"{name}'s Triton kernels loaded fewer elements than the {needed} of "
+                  f"{inputs}: the kernel must read its inputs and compute the result, not "
+                  f"only be launched beside PyTorch's maths")
+
+
+@graded("softmax_rows", "a Triton kernel computes it (kernel launches and the elements its "
+        "programs load counted in the worker)", advisory=True)
 def test_softmax_launches(sub, ref):
     x = rounded(seeded(814).standard_normal((3, 10)), "float32")
     out = sub.probe("triton_launches", TOPIC, "softmax_rows", tensor(x, "float32"))
@@ -251,6 +267,7 @@ def test_softmax_launches(sub, ref):
     if out["launches"] < 1:
         safe_fail("softmax_rows launched no Triton kernel: the softmax must be computed by a "
                   "@triton.jit kernel, one program per row")
+    _expect_loads(out, x.size, "softmax_rows", "x")
 
 
 @graded("softmax_rows", "on CUDA: float16 and bfloat16 rows match float64 (to their rounding)",
@@ -560,8 +577,8 @@ def test_forward_bad_options_heads(sub, ref):
                   what="k on the meta device, q and v on the CPU, is_causal")
 
 
-@graded("flash_attention_forward", "a Triton kernel computes it (kernel launches counted in "
-        "the worker)", advisory=True)
+@graded("flash_attention_forward", "a Triton kernel computes it (kernel launches and the "
+        "elements its programs load counted in the worker)", advisory=True)
 def test_forward_launches(sub, ref):
     q, k, v = qkv(seeded(830), (1, 1), 16, 20, 8, 8)
     out = sub.probe("triton_launches", TOPIC, "flash_attention_forward",
@@ -574,6 +591,7 @@ def test_forward_launches(sub, ref):
     if out["launches"] < 1:
         safe_fail("flash_attention_forward launched no Triton kernel: the attention must be "
                   "computed by a @triton.jit kernel, not by PyTorch")
+    _expect_loads(out, q.size + k.size + v.size, "flash_attention_forward", "q, k and v")
 
 
 @graded("flash_attention_forward", "on CUDA: float16 and bfloat16 at L = S = 2048, causal or "

@@ -198,6 +198,17 @@ def _reference(name: str, *edits: tuple[str, str]) -> str:
     return mutate(ast.get_source_segment(src, node), *edits)
 
 
+#: The launch signature's scores, as PyTorch forms them, for the stand-ins that skip the
+#: forward kernel (two variants below): scaled q kᵀ, future keys at -inf when causal.
+_TORCH_SCORES = """\
+            s = (q3.float() @ k3.float().transpose(-2, -1)) * scale
+            if IS_CAUSAL:
+                pos = torch.arange(S - L, S, device=q3.device)[:, None]
+                s = s.masked_fill(torch.arange(S, device=q3.device)[None, :] > pos,
+                                  float("-inf"))
+"""
+
+
 def _launch_changed(change: str) -> str:
     return f'''
 _kernel_as_written = _flash_forward_kernel
@@ -363,12 +374,7 @@ def flash_attention_forward(q, k, v, is_causal=False, scale=None, block_m=16, bl
 class _TorchStandIn:
     def __getitem__(self, grid):
         def launch(q3, k3, v3, o, lse, L, S, E, Ev, scale, IS_CAUSAL=False, **blocks):
-            s = (q3.float() @ k3.float().transpose(-2, -1)) * scale
-            if IS_CAUSAL:
-                pos = torch.arange(S - L, S, device=q3.device)[:, None]
-                s = s.masked_fill(torch.arange(S, device=q3.device)[None, :] > pos,
-                                  float("-inf"))
-            o.copy_((torch.softmax(s, dim=-1) @ v3.float()).reshape(o.shape))
+""" + _TORCH_SCORES + """            o.copy_((torch.softmax(s, dim=-1) @ v3.float()).reshape(o.shape))
             lse.copy_(torch.logsumexp(s, dim=-1).reshape(lse.shape))
         return launch
 
@@ -473,12 +479,7 @@ def _copy_into(src_ptr, dst_ptr, n, BLOCK: tl.constexpr):
 class _CopyingStandIn:
     def __getitem__(self, grid):
         def launch(q3, k3, v3, o, lse, L, S, E, Ev, scale, IS_CAUSAL=False, **blocks):
-            s = (q3.float() @ k3.float().transpose(-2, -1)) * scale
-            if IS_CAUSAL:
-                pos = torch.arange(S - L, S, device=q3.device)[:, None]
-                s = s.masked_fill(torch.arange(S, device=q3.device)[None, :] > pos,
-                                  float("-inf"))
-            for got, out in (((torch.softmax(s, dim=-1) @ v3.float()).to(o.dtype), o),
+""" + _TORCH_SCORES + """            for got, out in (((torch.softmax(s, dim=-1) @ v3.float()).to(o.dtype), o),
                              (torch.logsumexp(s, dim=-1), lse)):
                 got = got.reshape(-1).contiguous()
                 _copy_into[(triton.cdiv(got.numel(), 64),)](got, out, got.numel(), BLOCK=64)

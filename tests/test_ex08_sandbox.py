@@ -87,6 +87,20 @@ def torch_softmax_beside_an_empty_kernel(x):
 
 
 @triton.jit
+def _load_and_discard(x_ptr, n, BLOCK: tl.constexpr):
+    i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.load(x_ptr + i, mask=i < n)
+
+
+def torch_softmax_beside_a_loading_kernel(x):
+    """The next cheat: a kernel that reads every element and throws it away, beside PyTorch's
+    maths (whatever shape of maths: a matmul and an exponential as well)."""
+    _load_and_discard[(triton.cdiv(x.numel(), 16),)](x, x.numel(), BLOCK=16)
+    e = torch.exp(x - x.amax(-1, keepdim=True))
+    return e / (e @ torch.ones(x.shape[-1], 1))
+
+
+@triton.jit
 def _attention(q_ptr, k_ptr, v_ptr, o_ptr, L, S, scale, E: tl.constexpr,
                BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
     bh = tl.program_id(1)
@@ -314,6 +328,26 @@ def test_the_probe_counts_no_load_for_pytorch_beside_an_empty_kernel(session):
     assert real["launches"] == 1 and real["loaded"] == x.numel()  # what tells them apart
 
 
+def test_the_probe_counts_pytorch_maths_beside_a_kernel_that_loads_everything(session):
+    """The cheat the maths count is for: launches and loads enough, but PyTorch computes the
+    answer (the test fails if the probe counts launches and loads only, as it once did); the
+    real kernel's launcher dispatches no maths at all."""
+    x = torch.randn(3, 8, generator=torch.Generator().manual_seed(6))
+    got = session.call(TOPIC, "triton_launches", (TOPIC, "torch_softmax_beside_a_loading_kernel",
+                                                  x), op="probe")
+    assert got["launches"] == 1 and got["loaded"] == x.numel()
+    assert got["torch_maths"] == 2  # the exponential and the matrix product
+    torch.testing.assert_close(tensor(got["result"]), torch.softmax(x, -1))
+    real = session.call(TOPIC, "triton_launches", (TOPIC, "softmax_rows", x), op="probe")
+    assert real["torch_maths"] == 0  # what tells them apart
+    q, k, v = _qkv(bh=2, L=16, S=48, E=8)
+    attn = session.call(TOPIC, "triton_launches", (TOPIC, "attention", q, k, v), {"block": 16},
+                        op="probe")
+    assert attn["torch_maths"] == 0
+    pure = session.call(TOPIC, "triton_launches", (TOPIC, "torch_softmax", x), op="probe")
+    assert pure["torch_maths"] == 1  # torch.softmax is one ATen op
+
+
 def test_the_probe_counts_no_launch_for_pure_torch_and_restores_triton(session):
     x = torch.randn(3, 8, generator=torch.Generator().manual_seed(3))
     got = session.call(TOPIC, "triton_launches", (TOPIC, "torch_softmax", x), op="probe")
@@ -341,7 +375,7 @@ def test_the_probe_counts_zero_where_triton_is_missing(monkeypatch):
     monkeypatch.setattr(probes, "TRITON_LOADS", ("no_such_triton.interpreter",
                                                  "InterpreterBuilder", "create_masked_load"))
     got = probes.triton_launches(None, "math", "sqrt", 4.0)
-    assert got == {"result": 2.0, "launches": 0, "loaded": None}
+    assert got == {"result": 2.0, "launches": 0, "loaded": None, "torch_maths": 0}
 
 
 # ------------------------------------------------------------------ Triton's folders

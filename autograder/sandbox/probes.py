@@ -181,6 +181,23 @@ TRITON_LAUNCHERS = (("triton.runtime.interpreter", "InterpretedFunction"),
 TRITON_LOADS = ("triton.runtime.interpreter", "InterpreterBuilder", "create_masked_load")
 
 
+#: ATen ops that do the maths a kernel should: matrix products (``@``, ``einsum`` and
+#: ``matmul`` dispatch to these), exponentials, softmax and log-sum-exp, and PyTorch's fused
+#: attention. A launcher that only allocates, reshapes, casts or scales its inputs dispatches
+#: none of them; one that computes the answer with PyTorch beside a kernel (even a kernel that
+#: loads every input and throws it away) cannot avoid them. Names containing "softmax" and the
+#: ``_scaled_dot_product_*`` family are matched by :func:`_is_torch_maths` as well.
+TORCH_MATHS = frozenset({"mm", "bmm", "addmm", "baddbmm", "addbmm", "addmv", "mv", "dot",
+                         "vdot", "matmul", "tensordot", "einsum", "exp", "exp_", "exp2",
+                         "exp2_", "expm1", "expm1_", "sigmoid", "sigmoid_", "logsumexp",
+                         "scaled_dot_product_attention"})
+
+
+def _is_torch_maths(op: str) -> bool:
+    """Whether an ATen op's name (its overload packet) is one of :data:`TORCH_MATHS`."""
+    return op in TORCH_MATHS or "softmax" in op or op.startswith("_scaled_dot_product")
+
+
 def _patch(cls: type, name: str, wrap: Any, patched: list[tuple[type, str, Any]]) -> None:
     """Replace ``cls.name`` by ``wrap(original)`` and remember the original in ``patched``."""
     orig = cls.__dict__.get(name)
@@ -200,8 +217,8 @@ def _lanes(mask: Any) -> int:
 
 
 def triton_launches(server: Any, module: str, name: str, *args: Any, **kwargs: Any) -> dict:
-    """Run ``module.name(*args, **kwargs)`` counting the Triton kernels it launches and the
-    elements their interpreted programs load.
+    """Run ``module.name(*args, **kwargs)`` counting the Triton kernels it launches, the
+    elements their interpreted programs load, and the maths PyTorch does beside them.
 
     For the duration of the call, the ``run`` method of both launch classes
     (:data:`TRITON_LAUNCHERS`) and the interpreter's load (:data:`TRITON_LOADS`) are wrapped by
@@ -213,14 +230,26 @@ def triton_launches(server: Any, module: str, name: str, *args: Any, **kwargs: A
     them (docs/design/threat-model.md, "Triton kernels"). Compiled kernels (CUDA) load
     through no Python code: ``loaded`` is then None, as it is when no interpreted kernel ran.
     Where triton is not installed nothing is patched, and the counts are 0 and None.
-    Advisory (topic 8, docs/design/exercise-api.md): code that patches Triton itself, or
-    loads its inputs only to throw them away, fools it.
+    ``torch_maths`` counts the ATen ops of :data:`TORCH_MATHS` dispatched during the call (a
+    ``TorchDispatchMode``; the interpreter itself dispatches only allocations and copies): a
+    kernel that loads its inputs and throws them away, beside PyTorch's maths, loads enough
+    but cannot hide the maths. Advisory (topic 8, docs/design/exercise-api.md): code that
+    patches Triton or torch itself, or does the maths in NumPy, fools it.
 
     Returns:
         ``{"result": <the call's value>, "launches": <kernels launched>,
-        "loaded": <elements the interpreted kernels loaded, or None>}``.
+        "loaded": <elements the interpreted kernels loaded, or None>,
+        "torch_maths": <ATen ops of TORCH_MATHS dispatched>}``.
     """
-    launches, interpreted, loaded = [0], [0], [0]
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    launches, interpreted, loaded, maths = [0], [0], [0], [0]
+
+    class MathsCounter(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # noqa: ANN001
+            maths[0] += _is_torch_maths(str(func.overloadpacket.__name__))
+            return func(*args, **(kwargs or {}))
+
     patched: list[tuple[type, str, Any]] = []
 
     def counting(orig: Any, interpreter: bool) -> Any:
@@ -251,9 +280,10 @@ def triton_launches(server: Any, module: str, name: str, *args: Any, **kwargs: A
     except (ImportError, AttributeError):
         pass
     try:
-        out = getattr(importlib.import_module(module), name)(*args, **kwargs)
+        with MathsCounter():
+            out = getattr(importlib.import_module(module), name)(*args, **kwargs)
     finally:
         for cls, attr, orig in reversed(patched):
             setattr(cls, attr, orig)
     return {"result": out, "launches": launches[0],
-            "loaded": loaded[0] if interpreted[0] else None}
+            "loaded": loaded[0] if interpreted[0] else None, "torch_maths": maths[0]}

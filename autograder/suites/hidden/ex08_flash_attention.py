@@ -17,8 +17,9 @@ rounded to the input dtype before P·V, O rounded once) plus 1e-5; gradients lik
 the recipe being the backward formulas in float32 from the same O and lse, rounded once, and
 the error being measured against the exact float64 gradients. bfloat16 is graded on CUDA only
 (``gpu=True``, no points): Triton 3.9's interpreter multiplies bfloat16 tiles' raw storage in
-``tl.dot``. That a Triton kernel did the work (launches, and the elements its programs load)
-is counted in the worker (advisory). The RuntimeError for CPU tensors while
+``tl.dot``. That a Triton kernel did the work (launches, the elements its programs load, and
+no matrix product or exponential of PyTorch's beside them) is counted in the worker
+(advisory). The RuntimeError for CPU tensors while
 ``TRITON_INTERPRET`` is unset is not graded: the worker's triton was imported with the
 interpreter on, and a correct function may ask triton, not the environment, whether it is.
 
@@ -255,8 +256,21 @@ def _expect_loads(out: dict, needed: int, name: str, inputs: str) -> None:
                   f"only be launched beside PyTorch's maths")
 
 
-@graded("softmax_rows", "a Triton kernel computes it (kernel launches and the elements its "
-        "programs load counted in the worker)", advisory=True)
+def _expect_no_torch_maths(out: dict, name: str) -> None:
+    """Fail if PyTorch did the maths during the call: a matrix product, an exponential, a
+    softmax or a log-sum-exp dispatched beside the kernels (``torch_maths``, counted in the
+    worker). COURSE.md's row asks the kernel to compute the result; the launcher only
+    allocates, lays out and casts. A kernel that loads every input and throws it away passes
+    the load count; this is what it cannot hide."""
+    maths = out.get("torch_maths", 0)
+    if not isinstance(maths, int) or maths > 0:
+        # The count is the submission's number: not shown (it could spell a hidden input).
+        safe_fail(f"{name} ran PyTorch's own matrix products, exponentials or softmax during "
+                  f"the call: the Triton kernel must compute the result, not PyTorch beside it")
+
+
+@graded("softmax_rows", "a Triton kernel computes it (kernel launches, the elements its "
+        "programs load and PyTorch's maths beside them counted in the worker)", advisory=True)
 def test_softmax_launches(sub, ref):
     x = rounded(seeded(814).standard_normal((3, 10)), "float32")
     out = sub.probe("triton_launches", TOPIC, "softmax_rows", tensor(x, "float32"))
@@ -268,6 +282,7 @@ def test_softmax_launches(sub, ref):
         safe_fail("softmax_rows launched no Triton kernel: the softmax must be computed by a "
                   "@triton.jit kernel, one program per row")
     _expect_loads(out, x.size, "softmax_rows", "x")
+    _expect_no_torch_maths(out, "softmax_rows")
 
 
 @graded("softmax_rows", "on CUDA: float16 and bfloat16 rows match float64 (to their rounding)",
@@ -577,8 +592,9 @@ def test_forward_bad_options_heads(sub, ref):
                   what="k on the meta device, q and v on the CPU, is_causal")
 
 
-@graded("flash_attention_forward", "a Triton kernel computes it (kernel launches and the "
-        "elements its programs load counted in the worker)", advisory=True)
+@graded("flash_attention_forward", "a Triton kernel computes it (kernel launches, the "
+        "elements its programs load and PyTorch's maths beside them counted in the worker)",
+        advisory=True)
 def test_forward_launches(sub, ref):
     q, k, v = qkv(seeded(830), (1, 1), 16, 20, 8, 8)
     out = sub.probe("triton_launches", TOPIC, "flash_attention_forward",
@@ -592,6 +608,7 @@ def test_forward_launches(sub, ref):
         safe_fail("flash_attention_forward launched no Triton kernel: the attention must be "
                   "computed by a @triton.jit kernel, not by PyTorch")
     _expect_loads(out, q.size + k.size + v.size, "flash_attention_forward", "q, k and v")
+    _expect_no_torch_maths(out, "flash_attention_forward")
 
 
 @graded("flash_attention_forward", "on CUDA: float16 and bfloat16 at L = S = 2048, causal or "

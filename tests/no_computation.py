@@ -14,8 +14,10 @@ from __future__ import annotations
 from tests.helpers import with_replacement
 
 #: zeros: zeros of the reference answer's shape and dtype (False, 0, 0.0 for scalars);
-#: ones: ones (True, 1, 1.0); identity: the first array argument, unchanged.
-MODES = ("zeros", "ones", "identity")
+#: ones: ones (True, 1, 1.0); identity: the first array argument, unchanged; eye: the identity
+#: matrix in the answer's last two axes (any batch axes, dtype kept; zeros where the answer
+#: has fewer than two axes). Red team, sixth round: `eye` passed three unmarked tests.
+MODES = ("zeros", "ones", "identity", "eye")
 
 _WRAPPER = '''
 import inspect as _inspect
@@ -29,6 +31,14 @@ def _blank(value, mode):
         _torch = None
     if isinstance(value, (tuple, list)):
         return type(value)(_blank(v, mode) for v in value)
+    if mode == "eye":
+        if getattr(value, "ndim", 0) < 2:
+            return _blank(value, "zeros")
+        m, n = value.shape[-2:]
+        if _torch is not None and isinstance(value, _torch.Tensor):
+            eye = _torch.eye(m, n, dtype=value.dtype, device=value.device)
+            return eye.expand(value.shape).clone()
+        return _np.broadcast_to(_np.eye(m, n, dtype=value.dtype), value.shape).copy()
     if _torch is not None and isinstance(value, _torch.Tensor):
         with _torch.no_grad():
             return (_torch.zeros_like if mode == "zeros" else _torch.ones_like)(value)

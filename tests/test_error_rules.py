@@ -51,10 +51,24 @@ def is_positive_definite(A):
 '''
 
 
-def _spec(exercise: str, n: int, trivial: bool = False) -> runner.TestSpec:
+#: one_hot right on the public example only (the release ships its ids and answer), zeros of
+#: the right shape elsewhere, after the exercise's own checks: the sixth red team's lookup
+PUBLIC_ONLY_ONE_HOT = '''
+_checked_one_hot = one_hot
+
+def one_hot(ids, vocab_size):
+    out = _checked_one_hot(ids, vocab_size)  # raises where the exercise says it must
+    if np.array_equal(np.asarray(ids), [2, 0]) and vocab_size == 3:
+        return out
+    return np.zeros_like(out)
+'''
+
+
+def _spec(exercise: str, n: int, trivial: bool = False,
+          visibility: str = "hidden") -> runner.TestSpec:
     return runner.TestSpec(name=f"{EX01}.{exercise}: test {n}", topic=EX01, exercise=exercise,
                            description=f"test {n}",
-                           visibility="hidden", points=1.0, advisory=False, gpu=False,
+                           visibility=visibility, points=1.0, advisory=False, gpu=False,
                            fn=lambda sub, ref: None, trivial=trivial)
 
 
@@ -84,6 +98,35 @@ def test_a_pass_on_raising_alone_counts_only_beside_a_pass_on_a_value():
     # a skipped test (no CUDA) is no value
     skipped = runner.TestResult(_spec("one_hot", 3), False, "no CUDA", skipped=True)
     assert not runner.gate_error_rules([raising[0], skipped])[0].passed
+
+
+def test_a_public_pass_opens_public_gates_only():
+    """The public examples' inputs and answers ship with the release: passing them opens the
+    public error rules (``course check`` grades those alone), not the hidden ones."""
+    public = runner.TestResult(_spec("one_hot", 1, visibility="public"), True)
+    gated = [runner.TestResult(_spec("one_hot", 2, visibility="public"), True, raised_only=True),
+             runner.TestResult(_spec("one_hot", 3), True, raised_only=True),
+             runner.TestResult(_spec("one_hot", 4, trivial=True), True)]
+    got = runner.gate_error_rules([public, *gated])
+    assert [r.passed for r in got] == [True, True, False, False]
+    assert "no hidden test of one_hot that gets a result back passed" in got[2].message
+    assert "no other hidden test of one_hot" in got[3].message
+    # a hidden pass opens them all
+    hidden = runner.TestResult(_spec("one_hot", 5), True)
+    assert all(r.passed for r in runner.gate_error_rules([public, *gated, hidden]))
+
+
+@pytest.mark.parametrize("planned", [False, True], ids=["call by call", "with the plan"])
+def test_answers_looked_up_from_the_public_examples_open_no_hidden_gate(slot, plans, planned):
+    """Red team, sixth round: right on the public examples, zeros elsewhere, the reference's
+    own checks raising where they should. Every hidden error rule had counted."""
+    results = grade_sources(slot, {EX01: with_replacement(EX01, PUBLIC_ONLY_ONE_HOT)}, [EX01],
+                            hidden=True, plans=plans if planned else None)
+    mine = {n: r for n, r in results.items() if n.startswith(f"{EX01}.one_hot:")}
+    # the public example and the public error rule it opens keep their points; no hidden test
+    assert {r.spec.visibility for r in mine.values() if r.passed} == {"public"}
+    voided = [r for r in mine.values() if "no hidden test of one_hot" in r.message]
+    assert len(voided) >= 4  # the hidden error rules it met, now failures saying why
 
 
 @pytest.mark.parametrize("planned", [False, True], ids=["call by call", "with the plan"])

@@ -67,12 +67,17 @@ class TestResult:
 
 
 #: Why a test that passed on raising alone scores nothing (grader text, shown in either phase).
+#: ``{which}``: "test" for a public one, "hidden test" for a hidden one (:data:`OPENED_BY`).
 ERROR_RULES_ONLY = ("passed by raising alone: {exercise}'s error rules count once it computes "
-                    "something right (no test of {exercise} that gets a result back passed)")
+                    "something right (no {which} of {exercise} that gets a result back passed)")
 #: Why a passed trivial test (a constant or empty answer passes it) scores nothing.
 TRIVIAL_ONLY = ("passed, but a constant or empty answer passes this case too: it counts once "
-                "{exercise} computes something right (no other test of {exercise} that gets a "
-                "result back passed)")
+                "{exercise} computes something right (no other {which} of {exercise} that gets "
+                "a result back passed)")
+#: Which passes open a gated test of each visibility (:func:`gate_error_rules`): a public one
+#: opens on any pass, a hidden one only on a hidden pass. The public tests' inputs and answers
+#: ship with the release, so an answer looked up from them is no sign of computing anything.
+OPENED_BY = {"public": ("public", "hidden"), "hidden": ("hidden",)}
 
 
 def gate_error_rules(results: list[TestResult]) -> list[TestResult]:
@@ -87,21 +92,27 @@ def gate_error_rules(results: list[TestResult]) -> list[TestResult]:
     needs no computation (empty ids give zeros, a meta input an empty meta tensor) opened that
     gate, and constant answers (always ``False``) passed one-sided tests; such tests are marked
     ``trivial`` (:func:`autograder.authoring.suite.graded`), open nothing, and count under the
-    same condition (:data:`TRIVIAL_ONLY`). Code that computes anything right keeps every point
-    it earned.
+    same condition (:data:`TRIVIAL_ONLY`). Red team, sixth round: answers looked up from the
+    public examples (whose inputs and answers the release ships), zeros elsewhere, passed
+    every public test of an exercise and so opened its hidden gates: 28 / 100 without
+    computing anything on a hidden input. A hidden gated test now opens only on a hidden pass
+    (:data:`OPENED_BY`). Code that computes anything right keeps every point it earned: it
+    passes hidden tests too.
     """
-    works = {(r.spec.topic, r.spec.exercise) for r in results
+    works = {(r.spec.topic, r.spec.exercise, r.spec.visibility) for r in results
              if r.passed and not r.raised_only and not r.skipped and not r.spec.trivial}
 
     def gated(r: TestResult) -> TestResult:
-        if not r.passed or (r.spec.topic, r.spec.exercise) in works:
+        opened_by = OPENED_BY.get(r.spec.visibility, ("hidden",))
+        if not r.passed or any((r.spec.topic, r.spec.exercise, v) in works for v in opened_by):
             return r
+        why = {"exercise": r.spec.exercise,
+               "which": "hidden test" if r.spec.visibility == "hidden" else "test"}
         if r.raised_only:
             return dataclasses.replace(r, passed=False, raised_only=False,
-                                       message=ERROR_RULES_ONLY.format(exercise=r.spec.exercise))
+                                       message=ERROR_RULES_ONLY.format(**why))
         if r.spec.trivial:
-            return dataclasses.replace(r, passed=False,
-                                       message=TRIVIAL_ONLY.format(exercise=r.spec.exercise))
+            return dataclasses.replace(r, passed=False, message=TRIVIAL_ONLY.format(**why))
         return r
 
     return [gated(r) for r in results]

@@ -142,6 +142,32 @@ def test_check_and_feedback_show_the_tests_own_hint(capsys):
     assert block.split("\n")[2].strip() == f"Hint: {hidden_axis.hint}"
 
 
+@pytest.mark.parametrize(("message", "expected"), [
+    ("softmax_jacobian of a generated float32 vector: expected (7, 7) float32, got (7, 7) "
+     "float64", failures.DTYPE_HINT),
+    ("softmax of generated logits: expected tensor (2, 3) float16 on cpu, got tensor (2, 3) "
+     "float32 on cpu", failures.DTYPE_HINT),
+    ("expected ValueError for temperature = 0, but it returned ndarray of dtype float64",
+     failures.RAISE_HINT.format(exc="ValueError")),
+    ("expected ValueError for axis 3, but: IndexError", failures.RAISE_HINT.format(exc="ValueError")),
+    # not of those kinds: the exercise's first hint, as before
+    ("softmax: expected (7, 7) float32, got another shape float32", None),
+    ("expected tensor (2, 3) float32 on cpu, got tensor (2, 3) float32 on meta", None),
+    ("wrong value: largest error 0.5 at [0, 1]", None),
+])
+def test_a_failure_of_a_known_kind_gets_that_kinds_hint(message, expected):
+    """A new user's walk-through: a float64 softmax_jacobian was told how to split the
+    Jacobian into a diagonal and an outer product. Without a hint of its own, a wrong dtype and
+    an error not raised get a hint about dtype rules and Raises sections; other failures keep
+    the exercise's first hint; a test's own hint still wins."""
+    spec = next(s for s in runner.collect(EX03)
+                if s.exercise == "softmax_jacobian" and not s.hint)
+    got = failures.hint(runner.TestResult(spec, False, message))
+    assert got == (expected or catalogue.get_exercise(f"{EX03}.softmax_jacobian").hints[0])
+    own = next(s for s in runner.collect(EX03) if s.hint)
+    assert failures.hint(runner.TestResult(own, False, message)) == own.hint
+
+
 # ---------------------------------------------------------------- feedback.md
 
 def test_feedback_lists_written_failures_first_and_stubs_once():

@@ -156,14 +156,46 @@ def more_line(left: list[Shown]) -> str:
            f"with {where}"
 
 
+#: A result of the right shape but the wrong dtype, in the checks' own wording
+#: (``checks.expect_array``/``expect_tensor``): "expected (7, 7) float32, got (7, 7) float64",
+#: "expected tensor (2, 3) float16 on cpu, got tensor (2, 3) float32 on cpu".
+_DTYPE_MISMATCH = re.compile(r"expected (?:tensor )?(\([^)]*\)) (\w+)(?: on (\S+))?, "
+                             r"got (?:tensor )?(\([^)]*\)) (\w+)(?: on (\S+))?")
+#: An error that was expected and not raised (``checks.expect_raises``).
+_NOT_RAISED = re.compile(r"(?:^|: )expected (\w+) for ")
+
+#: The hints of two kinds of failure that an exercise's first hint, about its maths, does not
+#: explain (a new user's walk-through: a float64 ``softmax_jacobian`` was told how to split the
+#: Jacobian). Shown only where the test has no hint of its own.
+DTYPE_HINT = ("The values may be right, the dtype is not: read the docstring's dtype rule "
+              "(which dtypes are kept, which are promoted, where the work is done in float32) "
+              "and cast the result where it says.")
+RAISE_HINT = ("This input must raise {exc}: read the docstring's Raises section (which shapes, "
+              "dtypes and values are refused) and check them before computing, naming the "
+              "offending shapes or values in the message.")
+
+
+def _kind_hint(message: str) -> str:
+    """The hint of the failure's kind (:data:`DTYPE_HINT`, :data:`RAISE_HINT`), or ""."""
+    raised = _NOT_RAISED.search(message)
+    if raised:
+        return RAISE_HINT.format(exc=raised.group(1))
+    m = _DTYPE_MISMATCH.search(message)
+    if m and m.group(1) == m.group(4) and m.group(2) != m.group(5) and m.group(3) == m.group(6):
+        return DTYPE_HINT
+    return ""
+
+
 def hint(r: Any) -> str:
-    """The hint shown with the failed test ``r``: its own (``graded(..., hint=...)``), else its
-    exercise's first hint."""
+    """The hint shown with the failed test ``r``: its own (``graded(..., hint=...)``), else the
+    hint of its failure's kind where the message shows one (a wrong dtype, an error not
+    raised: :func:`_kind_hint`), else its exercise's first hint."""
     topic, exercise, _, _ = _facts(r)
     own = getattr(getattr(r, "spec", None), "hint", None)
     if own is None:  # a TestOutcome: the hint is its test's, looked up by name
         own = _test_hints(topic).get(r.name, "")
-    return own or catalogue.get_topic(topic).exercise(exercise).hints[0]
+    return (own or _kind_hint(getattr(r, "message", "") or "")
+            or catalogue.get_topic(topic).exercise(exercise).hints[0])
 
 
 @functools.cache

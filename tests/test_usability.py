@@ -103,3 +103,15 @@ def test_the_example_class_ignores_the_working_copys_exercises(tmp_path):
         t.filename for t in catalogue.topics())
     for t in catalogue.topics():
         assert (stubs / t.filename).read_text("utf-8") == stub_source(t.module)
+
+
+@pytest.mark.parametrize("argv, stray", [(["check", "3", "4"], "4"), (["list", "extra"], "extra"),
+                                         (["submit", "--idd", "x"], "--idd x")])
+def test_a_stray_argument_shows_the_subcommands_own_usage(capsys, argv, stray):
+    """argparse left a subcommand's stray argument to the top-level parser, whose usage lists
+    only the command names: the student saw no option of the command they ran."""
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"usage: course {argv[0]} "), err
+    assert f"course {argv[0]}: error: unrecognized arguments: {stray}" in err
+

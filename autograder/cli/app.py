@@ -301,13 +301,21 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("out", help="the folder to write (must be empty or absent)")
     s.add_argument("--force", action="store_true", help="replace a non-empty OUT")
     s.set_defaults(func=cmd_release)
+    # Each subcommand knows its parser: main() reports a stray argument with that parser's
+    # usage line, not the top-level one that lists only the command names.
+    for s in sub.choices.values():
+        s.set_defaults(parser=s)
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     try:
-        args = parser.parse_args(argv)
+        # parse_known_args, not parse_args: argparse leaves arguments no subcommand takes
+        # ("course check 3 4") to the top-level parser, whose usage lists only the commands.
+        args, extra = parser.parse_known_args(argv)
+        if extra:
+            args.parser.error(f"unrecognized arguments: {' '.join(extra)}")
     except SystemExit as exc:
         return 2 if exc.code not in (0, None) else 0
     return int(args.func(args) or 0)

@@ -115,3 +115,12 @@ def test_a_stray_argument_shows_the_subcommands_own_usage(capsys, argv, stray):
     assert err.startswith(f"usage: course {argv[0]} "), err
     assert f"course {argv[0]}: error: unrecognized arguments: {stray}" in err
 
+
+def test_grading_a_path_that_does_not_exist_says_so(tmp_path, capsys):
+    assert cli.main(["grade", str(tmp_path / "nonexist.zip"), "--out", str(tmp_path / "g")]) == 2
+    err = capsys.readouterr().err
+    assert "nonexist.zip' does not exist" in err and "neither" not in err, err
+    assert not (tmp_path / "g").exists()
+    (tmp_path / "notes.txt").write_text("x")  # there, but not a submission: as before
+    assert cli.main(["grade", str(tmp_path / "notes.txt"), "--out", str(tmp_path / "g")]) == 2
+    assert "is neither a folder nor a .zip file" in capsys.readouterr().err

@@ -105,7 +105,7 @@ def discover(subs: list[str], class_dir: str | None) -> list[Path]:
     are skipped; nothing is opened here.
 
     Raises:
-        UsageError: a path that is not a folder or .zip, two submissions with one id, or an id
+        UsageError: a path that does not exist or is not a folder or .zip, two submissions with one id, or an id
             that cannot name the output files (hidden, not UTF-8, over ``MAX_ID_BYTES``, or
             holding a control character, which a terminal printing the grade table would obey).
             Each message shows the names with their control characters escaped.
@@ -113,6 +113,8 @@ def discover(subs: list[str], class_dir: str | None) -> list[Path]:
     paths: list[Path] = []
     for s in subs:
         p = Path(s)
+        if not p.exists() and not p.is_symlink():  # a typo: say that, not "not a .zip"
+            raise UsageError(f"submission '{printable(shown(s, 200))}' does not exist")
         if not (p.is_dir() or (p.is_file() and p.suffix.lower() == ".zip")):
             raise UsageError(f"submission '{printable(shown(s, 200))}' is neither a folder nor a .zip file")
         paths.append(p)

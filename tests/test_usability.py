@@ -124,3 +124,32 @@ def test_grading_a_path_that_does_not_exist_says_so(tmp_path, capsys):
     (tmp_path / "notes.txt").write_text("x")  # there, but not a submission: as before
     assert cli.main(["grade", str(tmp_path / "notes.txt"), "--out", str(tmp_path / "g")]) == 2
     assert "is neither a folder nor a .zip file" in capsys.readouterr().err
+
+
+def test_nbgrader_writes_nothing_when_a_solution_cannot_be_exported(tmp_path, monkeypatch,
+                                                                      capsys):
+    """`course nbgrader DIR` wrote the config and the first notebooks, then failed: a half
+    course folder was left behind. Every notebook is now made before anything is written."""
+    from autograder.exports.nbgrader import export as nbgrader_export
+
+    root = tmp_path / "repo"
+    shutil.copytree(SOLUTIONS, root / "solutions")
+    (root / "solutions" / "ex02_projections.py").unlink()
+    dest = tmp_path / "course"
+    with pytest.raises(nbgrader_export.ExportError, match="ex02_projections.py"):
+        nbgrader_export.build(dest, topics=["1", "2"], root=root)
+    assert not dest.exists()
+
+    # A solution that cannot be exported (no ### BEGIN SOLUTION block), not the first topic.
+    real = nbgrader_export.topic_notebook
+
+    def broken(topic, *args, **kwargs):
+        if topic.module == "ex02_projections":
+            raise nbgrader_export.ExportError("ex02_projections.linear has no ### BEGIN "
+                                              "SOLUTION block")
+        return real(topic, *args, **kwargs)
+
+    monkeypatch.setattr(nbgrader_export, "topic_notebook", broken)
+    assert cli.main(["nbgrader", str(dest), "--topic", "1", "--topic", "2"]) == 1
+    assert "BEGIN SOLUTION" in capsys.readouterr().err
+    assert not dest.exists()

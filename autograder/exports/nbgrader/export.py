@@ -240,11 +240,26 @@ def build(dest: Path, *, topics: list[str] | None = None, site_url: str | None =
     """Write the nbgrader course into ``dest``; return the source notebooks written. Lessons
     are linked on ``site_url`` (the published site), or by their files when None.
 
+    Every notebook is made before anything is written: a missing or malformed solution leaves
+    ``dest`` as it was (absent, or the course folder it already was), never half a course.
+
     Raises:
-        ExportError: a solution or a suite that cannot be exported.
+        ExportError: a solution or a suite that cannot be exported, or ``dest`` is a file.
         KeyError: an unknown topic.
     """
     chosen = [catalogue.get_topic(t) for t in topics] if topics else list(catalogue.topics())
+    if dest.exists() and not dest.is_dir():
+        raise ExportError(f"{dest} is a file, not a folder: name the nbgrader course folder")
+    missing = [f"solutions/{t.filename}" for t in chosen
+               if not (root / "solutions" / t.filename).is_file()]
+    if missing:
+        raise ExportError(f"{root} lacks {', '.join(missing)}: an nbgrader course is built "
+                          "from the instructor's repository")
+    notebooks = {
+        dest / "source" / topic.module / f"{topic.module}.ipynb":
+            topic_notebook(topic, (root / "solutions" / topic.filename).read_text("utf-8"),
+                           runner.collect(topic.module), site_url, root)
+        for topic in chosen}
     dest.mkdir(parents=True, exist_ok=True)
     (dest / "nbgrader_config.py").write_text(config_text(timeout), encoding="utf-8")
     tpl = dest / "templates" / "course_feedback"
@@ -255,15 +270,7 @@ def build(dest: Path, *, topics: list[str] | None = None, site_url: str | None =
     (tpl / "mathjax.html.j2").write_text(templating.text(TEMPLATES, "mathjax.html.j2"),
                                          encoding="utf-8")
     (dest / "README.md").write_text(templating.text(TEMPLATES, "README.md"), encoding="utf-8")
-    written = []
-    for topic in chosen:
-        sol = root / "solutions" / topic.filename
-        if not sol.is_file():
-            raise ExportError(f"no solution file {sol}")
-        nb = topic_notebook(topic, sol.read_text("utf-8"), runner.collect(topic.module),
-                            site_url, root)
-        path = dest / "source" / topic.module / f"{topic.module}.ipynb"
+    for path, nb in notebooks.items():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-        written.append(path)
-    return written
+    return list(notebooks)

@@ -137,6 +137,39 @@ def test_a_filled_in_exercises_folder_never_reaches_the_release(tmp_path, monkey
     assert release.scan(out, repo) == []
 
 
+@pytest.fixture(scope="module")
+def small(tmp_path_factory) -> Path:
+    """A release built quickly: no reference recorded, no figures drawn (what the tests using
+    it look at is the release's own `course` command, not its recordings or site)."""
+    base = tmp_path_factory.mktemp("small-release")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(release, "record_reference", lambda root: {})
+        mp.setattr(release, "generate_site_assets",
+                   lambda dest, root: (dest / "figures").mkdir(parents=True))
+        return release.build(base / "student-repo", root=ROOT, warn=lambda message: None)
+
+
+def _release_course(repo: Path, *args: str) -> subprocess.CompletedProcess:
+    """The release's own `course ARGS`, run in it (its `autograder` package, not this one)."""
+    env = {k: v for k, v in os.environ.items() if k != "COURSE_ROOT"}
+    env.update(PYTHONPATH=str(repo), PYTHONDONTWRITEBYTECODE="1")  # the release stays as built
+    return subprocess.run([sys.executable, "-m", "autograder", *args], cwd=repo, env=env,
+                          capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize("args", [["stubs"], ["demo"], ["nbgrader", "nb"],
+                                  ["gradescope", "--out", "ag.zip"], ["release", "again"]])
+def test_instructor_commands_in_a_release_say_so_and_write_nothing(small, args):
+    """In a student release `course demo` crashed (FileNotFoundError), `course nbgrader DIR`
+    failed after writing half of DIR, and `course stubs` said "already up to date"."""
+    before = _contents(small)
+    proc = _release_course(small, *args)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert proc.stderr == (f"course {args[0]} is for the instructor's repository: this student "
+                           "release has no solutions/\n")
+    assert _contents(small) == before  # nothing written (no nb/, ag.zip, again/, build/)
+
+
 def test_the_release_gitignore_keeps_the_shipped_generated_files():
     text = (ROOT / ".gitignore").read_text("utf-8")
     student = release.student_gitignore(text)

@@ -196,7 +196,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
 
     s = sub.add_parser("stubs", help="regenerate exercises/ from solutions/")
-    s.set_defaults(func=cmd_stubs)
+    s.set_defaults(func=cmd_stubs, instructor=True)
 
     s = sub.add_parser("check", help="run the public tests on your exercises")
     s.add_argument("topic", nargs="?", metavar="TOPIC_OR_EXERCISE",
@@ -278,14 +278,14 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("demo", help="grade the bundled example class and print its table")
     s.add_argument("--out", default=str(ROOT / "build" / "demo"))
     s.add_argument("--jobs", type=int, default=2)
-    s.set_defaults(func=cmd_demo)
+    s.set_defaults(func=cmd_demo, instructor=True)
 
     s = sub.add_parser("nbgrader", help="build an nbgrader course: config + a notebook per topic")
     s.add_argument("dir", help="the nbgrader course folder to write")
     s.add_argument("--topic", action="append",
                    help="export only this topic (repeatable; default: all)")
     _site_url_option(s)
-    s.set_defaults(func=cmd_nbgrader)
+    s.set_defaults(func=cmd_nbgrader, instructor=True)
 
     s = sub.add_parser("gradescope", help="build a Gradescope autograder zip")
     s.add_argument("--out", default="autograder.zip", help="the zip (default autograder.zip)")
@@ -294,13 +294,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="Gradescope visibility of hidden tests (default after_published)")
     _limit_options(s)
     _site_url_option(s)
-    s.set_defaults(func=cmd_gradescope)
+    s.set_defaults(func=cmd_gradescope, instructor=True)
 
     s = sub.add_parser("release", help="build the student repository (no solutions, no hidden "
                                        "tests)")
     s.add_argument("out", help="the folder to write (must be empty or absent)")
     s.add_argument("--force", action="store_true", help="replace a non-empty OUT")
-    s.set_defaults(func=cmd_release)
+    s.set_defaults(func=cmd_release, instructor=True)
     # Each subcommand knows its parser: main() reports a stray argument with that parser's
     # usage line, not the top-level one that lists only the command names.
     for s in sub.choices.values():
@@ -318,6 +318,12 @@ def main(argv: list[str] | None = None) -> int:
             args.parser.error(f"unrecognized arguments: {' '.join(extra)}")
     except SystemExit as exc:
         return 2 if exc.code not in (0, None) else 0
+    if getattr(args, "instructor", False) and not paths.SOLUTIONS.is_dir():
+        # A student release ships these commands' code but nothing they work from: one line,
+        # before any of them writes (`course nbgrader` left a half-written folder there).
+        print(f"course {args.command} is for the instructor's repository: this student "
+              "release has no solutions/", file=sys.stderr)
+        return 2
     return int(args.func(args) or 0)
 
 

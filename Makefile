@@ -6,7 +6,8 @@ STAMP  := $(VENV)/.installed
 # torch==2.13.0 first: on the course machines that is a CPU wheel on disk; left to the resolver,
 # an unpinned torch pulls a multi-GB CUDA build. pip's constraint file (if any) stays in force.
 TORCH  := torch==2.13.0
-# Triton pinned beside it (topic 8; the CPU build of torch does not bring it).
+# Triton pinned beside it (topic 8; the CPU build of torch does not bring it). Linux only, as
+# pyproject.toml marks it: Triton has no wheel for macOS or Windows, where topics 1-7 still run.
 TRITON := triton==3.9.0
 
 .PHONY: venv demo test test-quick docs serve stubs check clean mutation
@@ -19,9 +20,9 @@ $(STAMP): pyproject.toml scripts/install_sandbox.sh
 	# tests that need them say so.
 	-bash scripts/install_sandbox.sh
 	$(PYTHON) -m venv $(VENV)
-	@echo '==> installing torch, triton and the course into $(VENV): about 3 minutes, quiet unless something fails'
+	@echo '==> installing torch, triton (Linux only) and the course into $(VENV): about 3 minutes, quiet unless something fails'
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q $(TORCH) $(TRITON)
+	$(PY) -m pip install -q $(TORCH) $$(if [ "$$(uname -s)" = Linux ]; then echo '$(TRITON)'; fi)
 	$(PY) -m pip install -q -e '.[dev]'
 	# rfc3987-syntax adds ~2 s to every nbformat/jsonschema import (docs/design/measured-facts.md) and nothing we use needs it
 	-$(PY) -m pip uninstall -q -y rfc3987-syntax

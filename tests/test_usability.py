@@ -153,3 +153,43 @@ def test_nbgrader_writes_nothing_when_a_solution_cannot_be_exported(tmp_path, mo
     assert cli.main(["nbgrader", str(dest), "--topic", "1", "--topic", "2"]) == 1
     assert "BEGIN SOLUTION" in capsys.readouterr().err
     assert not dest.exists()
+
+
+@pytest.mark.parametrize("makefile", ["Makefile", "autograder/exports/templates/release/Makefile"])
+@pytest.mark.parametrize("system", ["Linux", "Darwin"])
+def test_make_venv_says_it_is_installing_and_installs_triton_on_linux_only(tmp_path, makefile,
+                                                                          system):
+    """The release's Makefile printed nothing for the ~3 minutes of its install, and both
+    asked pip for Triton, which has no wheel for macOS or Windows. Run `make venv` with a
+    stand-in Python (it logs each pip call) and a stand-in `uname`."""
+    if shutil.which("make") is None:
+        pytest.skip("no make on this machine")
+    import subprocess
+
+    work = tmp_path / "repo"
+    (work / "scripts").mkdir(parents=True)
+    shutil.copy(ROOT / makefile, work / "Makefile")
+    (work / "pyproject.toml").write_text("")
+    (work / "scripts" / "install_sandbox.sh").write_text("true\n")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    log = tmp_path / "pip.log"
+    fake_py = ("#!/bin/sh\nmkdir -p .venv/bin\n"
+               f"printf '#!/bin/sh\\necho \"$*\" >> {log}\\n' > .venv/bin/python\n"
+               "chmod +x .venv/bin/python\n")
+    for name, text in (("python3", fake_py), ("uname", f"#!/bin/sh\necho {system}\n")):
+        (bin_dir / name).write_text(text)
+        (bin_dir / name).chmod(0o755)
+    env = {k: v for k, v in os.environ.items()  # not the flags of a `make test` around us
+           if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
+    env["PATH"] = f"{bin_dir}{os.pathsep}{os.environ['PATH']}"
+    proc = subprocess.run(["make", "venv", f"PYTHON={bin_dir / 'python3'}"], cwd=work, env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "==> installing torch" in proc.stdout and "about 3 minutes" in proc.stdout
+    calls = log.read_text().splitlines()
+    # torch first, pinned as before; triton beside it on Linux alone, and nowhere else
+    want = ["torch==2.13.0", "triton==3.9.0"] if system == "Linux" else ["torch==2.13.0"]
+    assert calls[:2] == ["-m pip install -q --upgrade pip",
+                         "-m pip install -q " + " ".join(want)], calls
+    assert not any("triton" in c for c in calls[2:]), calls

@@ -176,9 +176,14 @@ def test_notebook_of_a_topic_filled_in_passes_course_check(tmp_path):
 
     # --force rewrites it; a .py beside it is what gets graded, and that is said.
     (folder / TOPIC1).write_text(stub, "utf-8")
+    filled_in = path.read_bytes()
     proc = course("notebook", "vectors", "--dir", str(folder), "--force")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "ex01_vectors.py" in proc.stderr and ".py wins when graded" in proc.stderr
+    # the notebook it replaced (filled in) is kept
+    backups = list((folder / ".backup").iterdir())
+    assert [b.read_bytes() for b in backups] == [filled_in]
+    assert f"saved as {backups[0]}" in proc.stdout
     assert submission.notebook_to_source(path.read_bytes()).decode() == as_graded
 
 

@@ -125,6 +125,101 @@ def test_reset_refuses_unknown_names_with_exit_2(exdir, capsys):
     assert cli.main(["reset", "dot", "--dir", str(exdir / "missing")]) == 2
 
 
+def _notebook_with(folder: Path, topic: str, written: dict[str, str]) -> Path:
+    """`course notebook TOPIC` in ``folder``, then the cells of ``written`` (exercise -> its
+    code) filled in, each with an output as if run."""
+    import nbformat
+
+    folder.mkdir(exist_ok=True)
+    assert cli.main(["notebook", topic, "--dir", str(folder)]) == 0
+    path = next(folder.glob("*.ipynb"))
+    nb = nbformat.read(path, as_version=4)
+    for cell in nb.cells:
+        for name, code in written.items():
+            if cell.cell_type == "code" and student.segment(cell.source, name):
+                cell.source = replace_segment(cell.source, name, code)
+                cell.outputs = [nbformat.v4.new_output("stream", text="ran\n")]
+                cell.execution_count = 1
+    nbformat.write(nb, path)
+    return path
+
+
+def test_reset_in_a_notebook_folder_resets_the_notebook_and_writes_no_py(tmp_path, capsys,
+                                                                         monkeypatch):
+    """A reset beside a notebook wrote a whole stub exercises/ex03_softmax.py, which then won
+    over the notebook: `course check` fell to 0 and `course submit` handed in the stub."""
+    import nbformat
+
+    from autograder.grading.submission import notebook_to_source
+
+    folder = tmp_path / "work"
+    mine = {n: solved(n, "ex03_softmax") for n in ("softmax", "logsumexp")}
+    path = _notebook_with(folder, "3", mine)
+    before = path.read_bytes()
+    py = folder / "ex03_softmax.py"
+
+    assert cli.main(["reset", "ex03_softmax.logsumexp", "--dir", str(folder)]) == 0
+    assert not py.exists()
+    out = capsys.readouterr().out
+    assert f"restored to its stub in {path}" in out
+    backups = list((folder / ".backup").iterdir())
+    assert [b.read_bytes() for b in backups] == [before]  # backed up before it changed
+    stub = stub_source("ex03_softmax")
+    code = notebook_to_source(path.read_bytes()).decode()
+    assert student.segment(code, "logsumexp") == student.segment(stub, "logsumexp")
+    assert student.segment(code, "softmax") == mine["softmax"]  # the rest stays
+    cells = {c.source: c for c in nbformat.read(path, as_version=4).cells}
+    reset_cell = next(c for src, c in cells.items() if "def logsumexp" in src)
+    assert reset_cell.outputs == [] and reset_cell.execution_count is None
+    assert next(c for src, c in cells.items() if "def softmax(" in src).outputs
+
+    # Once more: nothing to do, nothing backed up.
+    assert cli.main(["reset", "logsumexp", "--dir", str(folder)]) == 0
+    assert "nothing changed" in capsys.readouterr().out and len(backups) == 1
+    # The .py reset, called on this folder, refuses rather than write a .py beside it.
+    for call in (student.reset, student.reset_topic):
+        with pytest.raises(student.ResetError, match="never with a .py beside it"):
+            call(folder, "logsumexp" if call is student.reset else "3")
+    assert not py.exists()
+
+    # The whole topic: never unasked; with --yes the notebook is the stub again, backed up.
+    monkeypatch.setattr(sys, "stdin", open(os.devnull))
+    kept = path.read_bytes()
+    assert cli.main(["reset", "3", "--dir", str(folder)]) == 2
+    assert path.read_bytes() == kept and "pass --yes" in capsys.readouterr().err
+    assert cli.main(["reset", "3", "--yes", "--dir", str(folder)]) == 0
+    assert not py.exists()
+    assert ast_equal(notebook_to_source(path.read_bytes()).decode(), stub)
+    assert sorted(b.read_bytes() for b in (folder / ".backup").iterdir()) == sorted(
+        [before, kept])
+    assert f"{path} restored to its stub" in capsys.readouterr().out
+
+
+def ast_equal(a: str, b: str) -> bool:
+    import ast
+
+    return ast.dump(ast.parse(a)) == ast.dump(ast.parse(b))
+
+
+def test_reset_refuses_a_notebook_it_cannot_read_and_leaves_it(tmp_path, capsys):
+    folder = tmp_path / "work"
+    folder.mkdir()
+    (folder / "ex03_softmax.ipynb").write_text('{"cells": [', "utf-8")
+    for target in ("logsumexp", "3"):
+        assert cli.main(["reset", target, "--yes", "--dir", str(folder)]) == 1
+        err = capsys.readouterr().err
+        assert "cannot read" in err and "course notebook 3 --force" in err, err
+    assert sorted(p.name for p in folder.iterdir()) == ["ex03_softmax.ipynb"]
+    assert (folder / "ex03_softmax.ipynb").read_text("utf-8") == '{"cells": ['
+
+
+def test_reset_in_a_folder_without_the_file_says_it_wrote_the_stub(tmp_path, capsys):
+    """It said "already the original stub: nothing changed" while it wrote a new file."""
+    assert cli.main(["reset", "dot", "--dir", str(tmp_path)]) == 0
+    assert f"{tmp_path / TOPIC1} was missing: wrote the whole stub" in capsys.readouterr().out
+    assert (tmp_path / TOPIC1).read_text("utf-8") == stub_source("ex01_vectors")
+
+
 def test_the_pristine_stub_is_the_generated_one():
     for t in catalogue.topics():
         want = stubs.make_stub((SOLUTIONS / t.filename).read_text("utf-8"), t)

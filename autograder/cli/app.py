@@ -244,7 +244,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("topic", help="ex01_vectors, ex01, ex1, 1 or vectors (any case)")
     s.add_argument("--dir", help="the folder holding your exercise files (default: exercises/)")
     s.add_argument("--force", action="store_true",
-                   help="overwrite an existing notebook (otherwise refused, exit 1)")
+                   help="overwrite an existing notebook, backed up first into .backup/ "
+                        "(otherwise refused, exit 1)")
     s.set_defaults(func=cmd_notebook)
 
     s = sub.add_parser("submit", help="zip your exercises with a manifest, ready to hand in")

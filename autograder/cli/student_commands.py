@@ -134,33 +134,38 @@ def cmd_watch(args: argparse.Namespace) -> int:
 
 
 def cmd_reset(args: argparse.Namespace) -> int:
-    from autograder.student import reset
+    from autograder.student import notebook, reset
 
     folder = _student_folder("reset", args.dir)
     if folder is None:
         return 2
     try:
-        _, ex = catalogue.resolve(args.target)
+        topic, ex = catalogue.resolve(args.target)
         if ex is None:
             return _reset_topic(args, folder)
-        ex, backup = reset.reset(folder, args.target)
+        path = reset.target_file(folder, topic)  # the notebook when the topic lives in one
+        existed = path.exists()
+        ex, backup = (notebook.reset_exercise(path, args.target) if path.suffix == ".ipynb"
+                      else reset.reset(folder, args.target))
     except KeyError as exc:
         print(f"course reset: {exc.args[0]}", file=sys.stderr)
         return 2
     except reset.ResetError as exc:
         print(f"course reset: {exc}", file=sys.stderr)
         return 1
-    if backup is None:
+    if not existed:
+        print(f"{path} was missing: wrote the whole stub of {topic.module}")
+    elif backup is None:
         print(f"{ex.qualname} is already the original stub: nothing changed")
     else:
-        print(f"{ex.qualname} restored to its stub in {folder / (ex.topic + '.py')}; "
+        print(f"{ex.qualname} restored to its stub in {path}; "
               f"your previous file is saved as {backup}")
     return 0
 
 
 def _reset_topic(args: argparse.Namespace, folder: Path) -> int:
     """`course reset TOPIC`: the whole file back to its stub, after a yes (or --yes)."""
-    from autograder.student import reset
+    from autograder.student import notebook, reset
 
     no_terminal = []
 
@@ -182,7 +187,10 @@ def _reset_topic(args: argparse.Namespace, folder: Path) -> int:
         return answer.strip().lower() in ("y", "yes")
 
     try:
-        topic, backup = reset.reset_topic(folder, args.target, confirm)
+        path = reset.target_file(folder, catalogue.get_topic(args.target))
+        topic, backup = (notebook.reset_topic(path, args.target, confirm)
+                         if path.suffix == ".ipynb"
+                         else reset.reset_topic(folder, args.target, confirm))
     except reset.Declined:
         if no_terminal:
             print(f"course reset: resetting a whole topic replaces every exercise in "
@@ -191,7 +199,7 @@ def _reset_topic(args: argparse.Namespace, folder: Path) -> int:
             return 2
         print("Nothing changed.")
         return 1
-    path = folder / topic.filename
+    path = reset.target_file(folder, topic)
     if backup is None:
         print(f"{path} is the original stub: nothing to back up")
     else:
@@ -207,7 +215,7 @@ def cmd_notebook(args: argparse.Namespace) -> int:
     if folder is None:
         return 2
     try:
-        topic, path, shadow = notebook.write(folder, args.topic, force=args.force)
+        topic, path, shadow, backup = notebook.write(folder, args.topic, force=args.force)
     except notebook.NotebookError as exc:
         print(f"course notebook: {exc}", file=sys.stderr)
         return 1
@@ -216,6 +224,8 @@ def cmd_notebook(args: argparse.Namespace) -> int:
             else "then run")
     print(f"{path}: the stub of {topic.module} as a notebook; fill it in, {then} "
           f"course check {topic.number}{where}")
+    if backup is not None:
+        print(f"your previous notebook is saved as {backup}")
     if shadow is not None:
         print(f"course notebook: warning: {shadow} is in the same folder, and the .py wins "
               f"when graded: course check and course grade read {shadow.name}, not "

@@ -7,6 +7,9 @@ exercise (and per helper the stub asks for). `course check` and `course grade` r
 cells back (:func:`autograder.grading.submission.notebook_to_source`), so the notebook is graded
 as the ``.py`` stub would be — unless an ``exNN_topic.py`` sits in the same folder: then the
 ``.py`` wins (INTERFACE.md's upload rule), and `course notebook` warns about it.
+
+`course reset` of a topic that lives in a notebook resets the notebook (:func:`reset_exercise`,
+:func:`reset_topic`), backed up first as a ``.py`` is: writing a ``.py`` beside it would hide it.
 """
 
 from __future__ import annotations
@@ -14,11 +17,14 @@ from __future__ import annotations
 import ast
 import itertools
 import re
+import warnings
+from collections.abc import Callable
 from pathlib import Path
 
 import nbformat
 
 from autograder import catalogue
+from autograder.authoring import stubs
 from autograder.student import reset
 
 _START = re.compile(r"^# --8<-- \[start:[^\]]*\]\s*$")
@@ -95,12 +101,16 @@ def build(topic: catalogue.Topic, stub: str) -> nbformat.NotebookNode:
     return nb
 
 
-def write(folder: Path, key: str, force: bool = False) -> tuple[catalogue.Topic, Path, Path | None]:
-    """Write topic ``key``'s stub notebook into ``folder`` (created if missing).
+def write(folder: Path, key: str, force: bool = False
+          ) -> tuple[catalogue.Topic, Path, Path | None, Path | None]:
+    """Write topic ``key``'s stub notebook into ``folder`` (created if missing); with
+    ``force``, an existing notebook is backed up first (``.backup/``, as `course reset` does):
+    it may hold the student's work.
 
     Returns:
         (the topic, the notebook written, the ``.py`` of the same topic in ``folder`` — which
-        the grader reads instead of the notebook — or None).
+        the grader reads instead of the notebook — or None, the backup of the notebook
+        replaced or None).
 
     Raises:
         KeyError: unknown topic (usage).
@@ -117,6 +127,97 @@ def write(folder: Path, key: str, force: bool = False) -> tuple[catalogue.Topic,
                             f"(looked in solutions/, {reset.PRISTINE_DIR} and the git history)")
     nb = build(topic, stub)
     folder.mkdir(parents=True, exist_ok=True)
+    backup = stubs.backup_copy(path) if path.exists() else None
     reset.write_keeping_mode(path, nbformat.writes(nb).encode("utf-8"))
     shadow = folder / topic.filename
-    return topic, path, shadow if shadow.exists() else None
+    return topic, path, shadow if shadow.exists() else None, backup
+
+
+# ---------------------------------------------------------------- `course reset` in a notebook
+
+def _read(path: Path, topic: catalogue.Topic) -> nbformat.NotebookNode:
+    """``path`` parsed as a notebook (nbformat 4).
+
+    Raises:
+        reset.ResetError: it is not a readable notebook (nothing is changed then).
+    """
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # one per cell nbformat mends (a missing id)
+            return nbformat.reads(path.read_bytes().decode("utf-8-sig"), as_version=4)
+    except Exception as exc:  # noqa: BLE001 - nbformat raises many kinds for a bad file
+        raise reset.ResetError(f"cannot read {path} as a notebook ({type(exc).__name__}); "
+                               f"nothing changed. `course notebook {topic.number} --force` "
+                               "writes a fresh one (yours is backed up first)") from None
+
+
+def _replace(path: Path, nb: nbformat.NotebookNode) -> Path:
+    """Back ``path`` up, then replace it with ``nb``; the backup."""
+    backup = stubs.backup_copy(path)
+    reset.write_keeping_mode(path, nbformat.writes(nb).encode("utf-8"))
+    return backup
+
+
+def _stub(topic: catalogue.Topic) -> str:
+    stub = reset.pristine_stub(topic.module)
+    if stub is None:
+        raise reset.ResetError(f"no original stub of {topic.filename} is available here "
+                               f"(looked in solutions/, {reset.PRISTINE_DIR} and the git "
+                               "history)")
+    return stub
+
+
+def reset_exercise(path: Path, key: str) -> tuple[catalogue.Exercise, Path | None]:
+    """Put exercise ``key``'s definition in notebook ``path`` back to its stub: in the last
+    code cell that defines it (the one that counts when the cells run in order, and when
+    graded), else in a new code cell at the end. Other cells, and the rest of that cell, stay
+    as they were; that cell's outputs go (they were of the old code). Returns the exercise and
+    the backup (None when nothing changed).
+
+    Raises:
+        KeyError: unknown exercise (usage).
+        reset.ResetError: no stub available, or the notebook cannot be read.
+    """
+    ex = catalogue.get_exercise(key)
+    topic = catalogue.get_topic(ex.topic)
+    stub = _stub(topic)
+    section = reset.segment(stub, ex.name)
+    if section is None:
+        raise reset.ResetError(f"the stub of {topic.filename} does not define {ex.name}")
+    nb = _read(path, topic)
+    cells = [c for c in nb.cells if c.get("cell_type") == "code"
+             and reset.segment(str(c.get("source", "")), ex.name) is not None]
+    if not cells:  # deleted: the stub's definition comes back in a cell of its own
+        nb.cells.append(nbformat.v4.new_code_cell(section))
+    else:
+        cell = cells[-1]
+        new = reset.replace_definition(str(cell.source), ex.name, stub)
+        if new == cell.source:
+            return ex, None
+        cell.source, cell.outputs, cell.execution_count = new, [], None
+    return ex, _replace(path, nb)
+
+
+def reset_topic(path: Path, key: str,
+                confirm: Callable[[catalogue.Topic, Path], bool] = lambda topic, path: True,
+                ) -> tuple[catalogue.Topic, Path | None]:
+    """Write notebook ``path`` afresh from topic ``key``'s stub (as `course notebook` does),
+    after ``confirm(topic, path)`` and a backup, unless its code already is the stub's.
+    Returns the topic and the backup (None: nothing changed).
+
+    Raises:
+        KeyError: unknown topic (usage).
+        reset.ResetError: no stub available, or the notebook cannot be read.
+        reset.Declined: ``confirm`` said no.
+    """
+    from autograder.grading.submission import notebook_to_source
+
+    topic = catalogue.get_topic(key)
+    fresh = build(topic, _stub(topic))
+    _read(path, topic)  # an unreadable notebook is said, not silently replaced
+    if notebook_to_source(path.read_bytes()) == notebook_to_source(
+            nbformat.writes(fresh).encode("utf-8")):
+        return topic, None
+    if not confirm(topic, path):
+        raise reset.Declined(f"{path} left as it was")
+    return topic, _replace(path, fresh)

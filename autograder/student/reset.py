@@ -1,6 +1,11 @@
 """`course reset`: the pristine stub of an exercise, and putting one function (or a whole
 topic's file) back to it, the previous file backed up first.
 
+The file reset is the one the grader reads (:func:`target_file`): ``exNN_topic.py``, or, when
+the folder has only the notebook ``exNN_topic.ipynb`` (`course notebook`), the notebook, which
+:mod:`autograder.student.notebook` resets. A ``.py`` is never created beside a notebook: it would
+win over it, and the student's work in the notebook would no longer be graded.
+
 The pristine stub of a topic (for `reset`, and to skip checking a file nobody has touched yet)
 comes from, in order: ``solutions/`` through the stub generator (the instructors' repository);
 ``autograder/pristine/<topic>.py`` (a copy a student release may ship); the version of
@@ -189,6 +194,34 @@ def _created(path: Path, stub: str) -> bool:
     return True
 
 
+def target_file(folder: Path, topic: catalogue.Topic) -> Path:
+    """The file of ``topic`` in ``folder`` that a reset changes: the ``.py``, unless only the
+    notebook is there (then the notebook, which is what the grader reads)."""
+    py, nb = folder / topic.filename, folder / f"{topic.module}.ipynb"
+    return nb if not py.exists() and nb.is_file() else py
+
+
+def replace_definition(text: str, name: str, stub: str) -> str | None:
+    """``text`` (``\\n`` line ends) with its top-level ``def``/``class`` ``name`` replaced by
+    the stub's, the rest unchanged; None when ``text`` does not define ``name``."""
+    span, stub_span = _span(text, name), _span(stub, name)
+    if span is None or stub_span is None:
+        return None
+    fresh = [line + "\n" for line in _lines(stub)[stub_span[0]: stub_span[1] + 1]]
+    lines = _lines(text, keepends=True)
+    new = "".join(lines[: span[0]] + fresh + lines[span[1] + 1:])
+    return new if text.endswith("\n") else new.removesuffix("\n")
+
+
+def _not_beside_a_notebook(folder: Path, topic: catalogue.Topic) -> None:
+    """Raises ResetError when ``topic`` lives in a notebook in ``folder``: a ``.py`` written
+    beside it would win over it (:mod:`autograder.student.notebook` resets notebooks)."""
+    path = target_file(folder, topic)
+    if path.suffix == ".ipynb":
+        raise ResetError(f"{topic.module} is worked on in {path}: reset it there "
+                         "(autograder.student.notebook), never with a .py beside it")
+
+
 def reset(folder: Path, key: str) -> tuple[catalogue.Exercise, Path | None]:
     """Put exercise ``key``'s ``def``/``class`` back to its generated stub; nothing else in
     the file changes. Returns the exercise and the backup of the previous file (None when the
@@ -196,7 +229,8 @@ def reset(folder: Path, key: str) -> tuple[catalogue.Exercise, Path | None]:
 
     Raises:
         KeyError: unknown exercise (usage).
-        ResetError: no pristine stub available, or the file cannot be read.
+        ResetError: no pristine stub available, the file cannot be read, or the topic lives
+            in a notebook there (:func:`target_file`).
     """
     ex = catalogue.get_exercise(key)
     topic = catalogue.get_topic(ex.topic)
@@ -204,6 +238,7 @@ def reset(folder: Path, key: str) -> tuple[catalogue.Exercise, Path | None]:
     stub_span = _span(stub, ex.name)
     if stub_span is None:
         raise ResetError(f"the stub of {topic.filename} does not define {ex.name}")
+    _not_beside_a_notebook(folder, topic)
     path = folder / topic.filename
     if _created(path, stub):
         return ex, None
@@ -242,11 +277,13 @@ def reset_topic(folder: Path, key: str,
 
     Raises:
         KeyError: unknown topic (usage).
-        ResetError: no pristine stub available, or the file cannot be read.
+        ResetError: no pristine stub available, the file cannot be read, or the topic lives
+            in a notebook there (:func:`target_file`).
         Declined: ``confirm`` said no.
     """
     topic = catalogue.get_topic(key)
     stub = _pristine_or_fail(topic)
+    _not_beside_a_notebook(folder, topic)
     path = folder / topic.filename
     if _created(path, stub):
         return topic, None
@@ -260,3 +297,4 @@ def reset_topic(folder: Path, key: str,
     backup = stubs.backup_copy(path)
     write_keeping_mode(path, stub.encode("utf-8"))
     return topic, backup
+

@@ -285,6 +285,71 @@ def test_submit_defaults_to_user_and_a_zip_named_after_them(exdir, tmp_path, mon
     assert cli.main(["submit", "--dir", str(empty), "--no-check"]) == 2
 
 
+def test_submit_hands_in_notebooks_and_says_what_an_empty_folder_lacks(tmp_path, capsys):
+    """A notebook-only folder could not be handed in ("no .py files"), though the grader
+    reads notebooks; a notebook beside its .py is not handed in (the .py wins), and that is
+    said."""
+    folder = tmp_path / "work"
+    _notebook_with(folder, "3", {})
+    (folder / TOPIC1).write_text(stub_source("ex01_vectors"), "utf-8")
+    (folder / "ex01_vectors.ipynb").write_text("{}", "utf-8")
+    out = tmp_path / "me.zip"
+    capsys.readouterr()
+    assert cli.main(["submit", "--dir", str(folder), "--no-check", "--out", str(out)]) == 0
+    with zipfile.ZipFile(out) as zf:
+        assert sorted(zf.namelist()) == ["ex01_vectors.py", "ex03_softmax.ipynb",
+                                         "manifest.json"]
+        manifest = json.loads(zf.read("manifest.json"))
+    assert "ex01_vectors.py" not in manifest["missing"]
+    assert "ex03_softmax.py" not in manifest["missing"]
+    err = capsys.readouterr().err
+    assert (f"course submit: warning: {folder / 'ex01_vectors.ipynb'} is ignored: "
+            f"{folder / TOPIC1} in the same folder wins") in err
+
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert cli.main(["submit", "--dir", str(empty), "--no-check"]) == 2
+    said = capsys.readouterr().out
+    assert "no .py files and no exercise notebooks" in said and str(empty) in said, said
+
+
+def test_check_and_list_say_a_notebook_is_ignored_and_where_nothing_was_found(tmp_path,
+                                                                             capsys):
+    """Both files of a topic: `course check` and `course list` read the .py without a word,
+    and a student working in the notebook saw their edits do nothing. A folder without the
+    topic: "not found in the submission", and no word that a notebook would do."""
+    folder = tmp_path / "work"
+    folder.mkdir()
+    (folder / "ex03_softmax.py").write_text(stub_source("ex03_softmax"), "utf-8")
+    (folder / "ex03_softmax.ipynb").write_text("{}", "utf-8")
+    warning = (f"warning: {folder / 'ex03_softmax.ipynb'} is ignored: "
+               f"{folder / 'ex03_softmax.py'} in the same folder wins (move the .py away to "
+               "work in the notebook)")
+    assert cli.main(["check", "3", "--dir", str(folder)]) == 1
+    assert f"course check: {warning}" in capsys.readouterr().err
+    assert cli.main(["list", "--static", "--dir", str(folder)]) == 0
+    assert f"course list: {warning}" in capsys.readouterr().err
+
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert cli.main(["check", "3", "--dir", str(empty)]) == 1
+    out = " ".join(capsys.readouterr().out.split())  # rich wraps long lines
+    assert (f"ex03_softmax.py not found in the checked folder {empty} (an ex03_softmax.ipynb "
+            "notebook works too)") in out, out
+    assert "in the submission" not in out
+
+
+def test_list_reads_a_notebook_as_the_grader_does(tmp_path, capsys):
+    folder = tmp_path / "work"
+    _notebook_with(folder, "3", {"logsumexp": solved("logsumexp", "ex03_softmax")})
+    capsys.readouterr()
+    assert cli.main(["list", "--static", "--dir", str(folder)]) == 0
+    rows = {line.split("│")[1].strip(): [c.strip() for c in line.split("│")[2:-1]]
+            for line in capsys.readouterr().out.splitlines() if line.count("│") >= 6}
+    assert rows["logsumexp"][1] == "written" and rows["softmax"][1] == "todo"
+    assert rows["one_hot"][1] == "no file"
+
+
 # ---------------------------------------------------------------- list
 
 def test_list_shows_progress_per_topic_and_exercise(exdir, capsys):
@@ -376,6 +441,7 @@ class Watcher:
 
 
 def test_watch_rechecks_the_topic_whose_file_changed(exdir, tmp_path):
+    (exdir / "ex01_vectors.ipynb").write_text("{}")  # the .py beside it wins: said
     w = Watcher("1", "--dir", str(exdir), "--once", cwd=tmp_path)
     try:
         w.wait_for("Watching")
@@ -392,6 +458,8 @@ def test_watch_rechecks_the_topic_whose_file_changed(exdir, tmp_path):
         w.close()
     n = len(runner.collect("ex01_vectors", hidden=False))
     assert "re-checking ex01_vectors.py" in w.text and "ex02_projections.py" not in w.text
+    assert (f"course watch: warning: {exdir.resolve() / 'ex01_vectors.ipynb'} is ignored: "
+            f"{exdir.resolve() / TOPIC1} in the same folder wins") in w.text, w.text
     assert f"all {n} public tests pass" in w.text
     assert f"{n}/{n}" in w.text
 

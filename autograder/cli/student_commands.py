@@ -23,9 +23,10 @@ def _exercises_dir(arg: str | None) -> Path:
 
 def cmd_check(args: argparse.Namespace) -> int:
     from autograder.cli.console import check_report, console
-    from autograder.grading import loop, uploads
+    from autograder.grading import loop
     from autograder.grading import run as runner
     from autograder.sandbox.slot import Slot
+    from autograder.student.progress import load_folder, warn_shadowed
 
     target = _target("check", args.topic)
     folder = _student_folder("check", args.dir) if target is not None else None
@@ -35,7 +36,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     # Said first: a student whose edits "do nothing" is often checking another folder.
     print(f"Checking {folder.resolve()} (public tests"
           + (f" of {exercise.qualname} only)" if exercise else ")"), flush=True)
-    loaded = uploads.load(folder)
+    warn_shadowed("check", folder, topics)
+    loaded = load_folder(folder)
     specs = {top.module: [s for s in runner.collect(top.module, hidden=False)
                           if exercise is None or s.exercise == exercise.name]
              for top in topics}
@@ -120,6 +122,7 @@ def cmd_list(args: argparse.Namespace) -> int:
     folder = _student_folder("list", args.dir)
     if folder is None:
         return 2
+    progress.warn_shadowed("list", folder, list(catalogue.topics()))
     return progress.show_list(folder, list(catalogue.topics()), run=not args.static)
 
 

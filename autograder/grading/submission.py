@@ -189,8 +189,13 @@ def describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text[:200]}" if text else type(exc).__name__
 
 
+def not_found_head(topic: str) -> str:
+    """How the message of a topic with no file starts (`course check` words it for a folder)."""
+    return f"{topic}.py not found in the submission"
+
+
 def _not_found(topic: str, skipped: dict[str, list[str]], notes: list[str]) -> str:
-    why = f"{topic}.py not found in the submission"
+    why = not_found_head(topic)
     extra = skipped.get(topic, []) + notes
     return why + (f" ({'; '.join(extra)})" if extra else "")
 

@@ -6,6 +6,7 @@ never in this process.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -13,11 +14,40 @@ from rich.table import Table
 
 from autograder import catalogue
 from autograder.grading import run as runner
-from autograder.grading import uploads
+from autograder.grading import submission, uploads
 from autograder.cli.console import console
 from autograder.grading.run import TestResult
 from autograder.results import failures
 from autograder.student.reset import exercise_state, pristine_stub
+
+
+# ---------------------------------------------------------------- reading the student's folder
+
+def load_folder(folder: Path) -> submission.Loaded:
+    """``folder`` read as the grader reads a submission (:func:`uploads.load`), its "not found"
+    messages worded for a student's own folder: that a notebook would do too."""
+    loaded = uploads.load(folder)
+    for topic in loaded.missing:
+        loaded.problems[topic] = loaded.problems[topic].replace(
+            submission.not_found_head(topic),
+            f"{topic}.py not found in the checked folder {folder} (an {topic}.ipynb notebook "
+            "works too)", 1)
+    return loaded
+
+
+def shadowed_notebooks(folder: Path, topics: list[catalogue.Topic]) -> list[tuple[Path, Path]]:
+    """(notebook, .py) for each of ``topics`` with both files in ``folder``: the ``.py`` is
+    what `course check` and the grader read (:func:`submission.choose`)."""
+    pairs = [(folder / f"{t.module}.ipynb", folder / t.filename) for t in topics]
+    return [(nb, py) for nb, py in pairs if nb.is_file() and py.is_file()]
+
+
+def warn_shadowed(command: str, folder: Path, topics: list[catalogue.Topic]) -> None:
+    """Say on stderr, per notebook the ``.py`` beside it hides, that it is not what is read:
+    a student working in the notebook otherwise sees its edits do nothing."""
+    for nb, py in shadowed_notebooks(folder, topics):
+        print(f"course {command}: warning: {nb} is ignored: {py} in the same folder wins "
+              "(move the .py away to work in the notebook)", file=sys.stderr, flush=True)
 
 
 # ---------------------------------------------------------------- running the public checks
@@ -40,7 +70,7 @@ def check_public(slot, folder: Path, topics: list[catalogue.Topic],
     (:data:`autograder.results.failures.NOT_STARTED`)."""
     from autograder.grading import loop
 
-    loaded = uploads.load(folder)
+    loaded = load_folder(folder)
     out = PublicRun({}, {}, "")
     todo = []
     for top in topics:
@@ -75,13 +105,14 @@ class Row:
 
 def progress(folder: Path, topics: list[catalogue.Topic],
              results: dict[str, list[TestResult]]) -> dict[str, list[Row]]:
-    """Per topic, per exercise: its state in the file and its public tests passed/total."""
+    """Per topic, per exercise: its state in the file and its public tests passed/total.
+    The file is the one the grader reads (a notebook's code cells when there is no ``.py``)."""
+    sources = load_folder(folder).sources
     table: dict[str, list[Row]] = {}
     for top in topics:
-        path = folder / top.filename
         try:
-            text = path.read_text("utf-8") if path.is_file() else None
-        except (OSError, UnicodeDecodeError):
+            text = sources[top.module].decode("utf-8") if top.module in sources else None
+        except UnicodeDecodeError:
             text = None
         rs = results.get(top.module)
         specs = [r.spec for r in rs] if rs is not None else runner.collect(top.module,

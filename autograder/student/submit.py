@@ -16,7 +16,8 @@ from rich.markup import escape
 from autograder import __version__, catalogue
 from autograder.cli.console import console
 from autograder.grading.run import TestResult
-from autograder.student.progress import progress, progress_table, run_public, summary_line
+from autograder.student.progress import (progress, progress_table, run_public, summary_line,
+                                         warn_shadowed)
 from autograder.student.reset import write_keeping_mode
 
 
@@ -39,21 +40,32 @@ def student_id(given: str | None) -> str:
 
 
 def submission_files(folder: Path) -> list[Path]:
-    """``folder/*.py``: regular files only (no symlinks), sorted by name."""
-    return sorted(p for p in folder.glob("*.py") if p.is_file() and not p.is_symlink())
+    """``folder/*.py``, plus each topic's notebook (``exNN_topic.ipynb``) that has no ``.py``
+    beside it: what the grader reads of the folder (a ``.py`` wins over its notebook).
+    Regular files only (no symlinks), sorted by name."""
+    names = {p.name for p in folder.glob("*.py")}
+    notebooks = [folder / f"{t.module}.ipynb" for t in catalogue.topics()
+                 if t.filename not in names]
+    return sorted((p for p in [*folder.glob("*.py"), *notebooks]
+                   if p.is_file() and not p.is_symlink()), key=lambda p: p.name)
+
+
+def _nothing_to_hand_in(folder: Path) -> str:
+    return (f"no .py files and no exercise notebooks (such as ex01_vectors.ipynb) in {folder}: "
+            "nothing to hand in")
 
 
 def make_zip(folder: Path, out: Path, sid: str,
              checks: dict[str, list[TestResult]] | None = None) -> dict:
-    """Write ``out`` (atomically): every ``folder/*.py`` plus ``manifest.json``. Returns the
+    """Write ``out`` (atomically): :func:`submission_files` plus ``manifest.json``. Returns the
     manifest. The grader reads the zip like any submission; its id is the zip's stem.
 
     Raises:
-        ValueError: no .py file in ``folder``.
+        ValueError: no .py file and no exercise notebook in ``folder``.
     """
     files = submission_files(folder)
     if not files:
-        raise ValueError(f"no .py files in {folder}")
+        raise ValueError(_nothing_to_hand_in(folder))
     now = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
     entries = []
     buf = io.BytesIO()
@@ -73,7 +85,7 @@ def make_zip(folder: Path, out: Path, sid: str,
             "created": now.isoformat().replace("+00:00", "Z"),
             "files": entries,
             "missing": [t.filename for t in catalogue.topics()
-                        if t.filename not in {p.name for p in files}],
+                        if not {t.filename, f"{t.module}.ipynb"} & {p.name for p in files}],
             "public_checks": None if checks is None else {
                 m: {"passed": sum(r.passed for r in rs), "total": len(rs)}
                 for m, rs in checks.items()},
@@ -95,10 +107,11 @@ def submit(folder: Path, out: Path, sid: str | None, check: bool = True) -> int:
         console.print(f"course submit: --out must name a .zip file, not {out}")
         return 2
     if not submission_files(folder):
-        console.print(f"course submit: no .py files in {folder}")
+        console.print(f"course submit: {escape(_nothing_to_hand_in(folder))}", soft_wrap=True)
         return 2
     checks = None
     topics = list(catalogue.topics())
+    warn_shadowed("submit", folder, topics)
     if check:
         from autograder.sandbox.slot import Slot
 
@@ -115,5 +128,6 @@ def submit(folder: Path, out: Path, sid: str | None, check: bool = True) -> int:
                   f"{manifest['student_id']!r}); the grader will know it as {out.stem!r}.",
                   soft_wrap=True)
     if manifest["missing"]:
-        console.print("[yellow]Not included (no such file):[/] " + ", ".join(manifest["missing"]))
+        console.print("[yellow]Not included (no .py or .ipynb file):[/] "
+                      + ", ".join(manifest["missing"]))
     return 0

@@ -10,7 +10,8 @@ from pathlib import Path
 from autograder import catalogue
 from autograder.cli.console import console, print_failures, print_output
 from autograder.grading.run import TestResult
-from autograder.student.progress import check_public, progress, progress_table, summary_line
+from autograder.student.progress import (check_public, progress, progress_table, summary_line,
+                                         warn_shadowed)
 
 
 #: How many failures `course watch` prints after each save.
@@ -84,6 +85,7 @@ def watch(folder: Path, topics: list[catalogue.Topic], once: bool = False) -> in
     try:
         with Slot(0) as slot:
             console.print(f"Checking {len(topics)} topic(s) in {folder} …")
+            warn_shadowed("watch", folder, topics)
             results = check_public(slot, folder, topics).results
             console.print(progress_table(progress(folder, topics, results),
                                          exercises=len(topics) == 1))
@@ -97,6 +99,7 @@ def watch(folder: Path, topics: list[catalogue.Topic], once: bool = False) -> in
                 stamp = time.strftime("%H:%M:%S")
                 console.print(f"[{stamp}] re-checking {', '.join(t.filename for t in changed)}",
                               highlight=False, markup=False)
+                warn_shadowed("watch", folder, changed)  # a saved notebook the .py hides
                 run = check_public(slot, folder, changed)
                 results.update(run.results)
                 table = progress(folder, topics, results)

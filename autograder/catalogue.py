@@ -43,9 +43,14 @@ def lesson_url(lesson_page: str, anchor: str, site_url: str | None) -> str:
 def lesson_link(ex: "Exercise", site_url: str | None) -> str:
     """The lesson link shown with a failed test of ``ex``: its page in the repository and,
     when ``site_url`` is given, its address on that site:
-    ``docs/lessons/03-softmax.md#sec (https://host/lessons/03-softmax/#sec)``."""
+    ``docs/lessons/03-softmax.md#sec (https://host/lessons/03-softmax/#sec)``. The local
+    address (:data:`SITE_URL`) says it needs `make serve`: a new user opened it with no server
+    running."""
     path = lesson_url(ex.lesson_page, ex.anchor, None)
-    return f"{path} ({lesson_url(ex.lesson_page, ex.anchor, site_url)})" if site_url else path
+    if not site_url:
+        return path
+    url = lesson_url(ex.lesson_page, ex.anchor, site_url)
+    return f"{path} (with `make serve` running: {url})" if site_url == SITE_URL else f"{path} ({url})"
 
 
 def check_site_url(url: str) -> str | None:

@@ -38,7 +38,8 @@ def test_a_lesson_link_names_the_site_given_or_only_the_repository_file():
         f"{path} ({SITE}/lessons/03-softmax/{SOFTMAX.anchor})")
     # A student's own machine (check, watch, hint) keeps the `make serve` address.
     assert SOFTMAX.lesson_link == catalogue.lesson_link(SOFTMAX, catalogue.SITE_URL)
-    assert "http://127.0.0.1:8000/lessons/03-softmax/" in SOFTMAX.lesson_link
+    assert "(with `make serve` running: http://127.0.0.1:8000/lessons/03-softmax/" in \
+        SOFTMAX.lesson_link
 
 
 @pytest.mark.parametrize("text, expected", [
@@ -166,11 +167,16 @@ def test_the_demo_legend_says_what_every_example_submission_shows():
     lines = demo.legend_lines()
     for name in demo.LEGEND:
         assert sum(line.startswith(f"{name}: ") for line in lines) == 1, name
-    assert "partial = some topic missing, did not import or timed out" in lines[-1]
+    assert "partial = some topic missing, did not import or timed out" in lines[-2]
+    # the table's column heads, spelled out (a new user met ex01 … ex08 without names)
+    assert lines[-1] == ("topics: ex01 = vectors, ex02 = projections, ex03 = softmax, "
+                         "ex04 = svd lora, ex05 = attention, ex06 = rotation norm, "
+                         "ex07 = matrix properties, ex08 = flash attention")
     printed = Console(record=True, width=200)
     demo.print_legend(printed)
     text = printed.export_text()
     assert "exit_on_import" in text and "partial = some topic missing" in text
+    assert "ex08 = flash attention" in text
 
 
 def _title(public_only: bool | None) -> str:

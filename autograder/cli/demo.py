@@ -23,8 +23,9 @@ ROOT = paths.ROOT
 #: What each submission of the example class shows, in the order the grade table lists them.
 LEGEND = {
     "complete": "the reference solutions: every topic, full marks",
-    "exit_on_import": "ends the grading process (os._exit on import in topic 1, sys.exit in a "
-                      "topic 2 call): the sandbox contains it, those topics score 0",
+    "exit_on_import": "tries to end the grading process (os._exit on import in topic 1, "
+                      "sys.exit in a topic 2 call): only its own worker ends, those topics "
+                      "score 0",
     "infinite_loop": "right dot products, a normalize_rows that never returns: cut off at the "
                      "time limit, its other tests still graded",
     "monkeypatch_numpy": "patches NumPy's comparisons to pass everything: the checks run outside "
@@ -41,10 +42,17 @@ PARTIAL = ("partial = some topic missing, did not import or timed out (most exam
            "only some topics); ok = every topic ran; error = nothing could be graded")
 
 
+def topics_line() -> str:
+    """The grade table's column heads spelled out: ``ex01 = vectors, ex02 = projections, …``
+    (a new user met ``ex01``…``ex08`` with no names)."""
+    return ", ".join(f"{m[:4]} = {m[5:].replace('_', ' ')}" for m in catalogue.topic_modules())
+
+
 def legend_lines() -> list[str]:
     """The legend `course demo` prints under its grade table: one ``"name: what it shows"``
-    line per example submission, then what the status ``partial`` means."""
-    return [f"{name}: {what}" for name, what in LEGEND.items()] + [PARTIAL]
+    line per example submission, then what the status ``partial`` means and the topics."""
+    return ([f"{name}: {what}" for name, what in LEGEND.items()] + [PARTIAL]
+            + [f"topics: {topics_line()}"])
 
 
 def legend() -> "Table":
@@ -61,6 +69,7 @@ def legend() -> "Table":
         t.add_row(name, what)
     t.add_row("", "")
     t.add_row("status", PARTIAL)
+    t.add_row("topics", topics_line())
     return t
 
 

@@ -209,6 +209,25 @@ _TORCH_SCORES = """\
 """
 
 
+def _torch_softmax_beside(kernel: str, name: str, stand_in: str) -> str:
+    """``softmax_rows`` computed by PyTorch while the Triton kernel ``name`` (defined by
+    ``kernel``'s source) is launched on the row grid beside it: the cheats the advisory
+    launch, load and maths counts are for (dead rows zeroed, as the row asks)."""
+    return kernel + f"""
+
+class {stand_in}:
+    def __getitem__(self, grid):
+        def launch(x, y, n_cols, BLOCK):
+            {name}[grid](x, y, n_cols, BLOCK=BLOCK)
+            dead = torch.isneginf(x).all(dim=-1, keepdim=True)
+            y.copy_(torch.softmax(x.float(), dim=-1).masked_fill(dead, 0.0))
+        return launch
+
+
+_softmax_rows_kernel = {stand_in}()
+"""
+
+
 def _launch_changed(change: str) -> str:
     return f'''
 _kernel_as_written = _flash_forward_kernel
@@ -450,23 +469,11 @@ def flash_attention_forward(q, k, v, is_causal=False, scale=None, block_m=16, bl
     # (the threat model's "topic 8 without kernels": a launch beside PyTorch's maths passed a
     # count of launches; the probe now also counts the elements the programs load)
     Variant("softmax_rows", "PyTorch does the work beside an empty Triton kernel launched one "
-            "program per row: right values, and a launch to count", """
+            "program per row: right values, and a launch to count", _torch_softmax_beside("""
 @triton.jit
 def _looks_busy(x_ptr, y_ptr, n_cols, BLOCK: tl.constexpr):
     pass
-
-
-class _BusyStandIn:
-    def __getitem__(self, grid):
-        def launch(x, y, n_cols, BLOCK):
-            _looks_busy[grid](x, y, n_cols, BLOCK=BLOCK)
-            dead = torch.isneginf(x).all(dim=-1, keepdim=True)
-            y.copy_(torch.softmax(x.float(), dim=-1).masked_fill(dead, 0.0))
-        return launch
-
-
-_softmax_rows_kernel = _BusyStandIn()
-"""),
+""", "_looks_busy", "_BusyStandIn")),
     Variant("flash_attention_forward", "PyTorch computes O and lse, and a Triton kernel copies "
             "them into the outputs: right values, launches, stores, but q, k and v never read "
             "by a kernel", """
@@ -491,24 +498,12 @@ _flash_forward_kernel = _CopyingStandIn()
     # (the next step of the same cheat: kernels that load every input and throw it away pass
     # the load count; the probe now also counts PyTorch's maths dispatched beside them)
     Variant("softmax_rows", "PyTorch does the work beside a Triton kernel that loads every "
-            "element of x and throws it away: right values, launches and loads", """
+            "element of x and throws it away: right values, launches and loads", _torch_softmax_beside("""
 @triton.jit
 def _read_and_drop(x_ptr, y_ptr, n_cols, BLOCK: tl.constexpr):
     cols = tl.arange(0, BLOCK)
     tl.load(x_ptr + tl.program_id(0) * n_cols + cols, mask=cols < n_cols)
-
-
-class _ReadingStandIn:
-    def __getitem__(self, grid):
-        def launch(x, y, n_cols, BLOCK):
-            _read_and_drop[grid](x, y, n_cols, BLOCK=BLOCK)
-            dead = torch.isneginf(x).all(dim=-1, keepdim=True)
-            y.copy_(torch.softmax(x.float(), dim=-1).masked_fill(dead, 0.0))
-        return launch
-
-
-_softmax_rows_kernel = _ReadingStandIn()
-"""),
+""", "_read_and_drop", "_ReadingStandIn")),
     Variant("flash_attention_forward", "PyTorch computes O and lse beside a Triton kernel that "
             "loads every element of q, k and v and throws them away: right values, launches "
             "and loads", """

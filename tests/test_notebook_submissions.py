@@ -61,6 +61,43 @@ def test_notebook_to_source_keeps_code_and_drops_magics_and_nbgrader_test_cells(
         submission.notebook_to_source(b'{"cells": [')
 
 
+#: Cells Jupyter runs as they are, whose lines start with % or ! only inside a statement: a
+#: message formatted with % on its own line, a comparison with != on the next line, inside a
+#: docstring, after a backslash (seventh red team: each was commented out, the topic failed
+#: to import and scored 0, the same code as a .py full marks).
+CONTINUED = [
+    'def f(u, v):\n    raise ValueError("u %s and v %s differ"\n                     % (u, v))',
+    "ok = (1\n      != 2)",
+    'DOC = """\n% not a magic\n! nor this\n"""',
+    "total = 7 \\\n    % 4",
+    "d = {'a': 1,  # a comment with a ( bracket\n     'b': 2}\n%time x = 1",
+]
+
+
+@pytest.mark.parametrize("cell", CONTINUED)
+def test_a_line_that_continues_a_statement_is_code_not_a_magic(cell):
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(cell)])
+    src = submission.notebook_to_source(nbformat.writes(nb).encode()).decode()
+    ast.parse(src)  # commenting a continuation out broke the statement
+    kept = [line for line in cell.splitlines() if not line.startswith("%time")]
+    assert all(line in src.splitlines() for line in kept), src
+    assert ("# (magic) %time x = 1" in src) == ("%time" in cell)
+
+
+def test_magics_are_found_where_ipython_finds_them():
+    cells = ["%matplotlib inline\nx = 1\n  !pip list\nfiles = !ls\nt = %timeit -o 1",
+             "%%writefile helper.py\ndef g():\n    return 1",  # its body is a file, not code
+             "%%time\ndef h():\n    return 2"]  # its body runs in the namespace
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+    src = submission.notebook_to_source(nbformat.writes(nb).encode()).decode()
+    namespace: dict = {}
+    exec(compile(src, "nb", "exec"), namespace)
+    assert namespace["x"] == 1 and namespace["h"]() == 2 and "g" not in namespace
+    for magic in ("%matplotlib inline", "  !pip list", "files = !ls", "t = %timeit -o 1",
+                  "%%writefile helper.py", "def g():", "%%time"):
+        assert f"# (magic) {magic}" in src
+
+
 def _without_cell_ids(nb: nbformat.NotebookNode, same: str | None = None) -> str:
     """``nb`` as nbformat 4.5 JSON whose cells lack the ids 4.5 requires (or all have the id
     ``same``): nbformat mends each cell on reading, with a warning per cell."""

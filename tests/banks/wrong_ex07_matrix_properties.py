@@ -474,4 +474,15 @@ def condition_number(A):
     with np.errstate(invalid="ignore", divide="ignore"):
         return float(S[0] / S[-1])
 """),
+    # seventh red team: a sufficient condition (Gershgorin) taken for the definition
+    Variant("is_positive_definite", "diagonal dominance instead of Cholesky: a symmetric "
+            "matrix with a positive diagonal at least its row's other entries' sum", """
+_pd_reference = is_positive_definite
+def is_positive_definite(A):
+    _pd_reference(A)  # its checks raise where the exercise says
+    A = np.asarray(A, dtype=float)
+    d = np.abs(np.diag(A))
+    return bool(np.allclose(A, A.T) and np.all(np.diag(A) > 0)
+                and np.all(d >= np.abs(A).sum(axis=1) - d))
+"""),
 ]

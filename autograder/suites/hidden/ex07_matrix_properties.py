@@ -10,7 +10,7 @@ state their loosened tolerance in the description. Inputs for iterative methods 
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from autograder.authoring.checks import (
@@ -667,9 +667,14 @@ def test_pd_singular_gram(sub, ref):
         _bool(sub, G, False, f"is_positive_definite of a singular {G.shape} Gram matrix")
 
 
-@graded("is_positive_definite", "edge cases: the zero matrix, [[3]], [[0]], [[-1]]")
+@graded("is_positive_definite", "edge cases: the zero matrix, [[3]], [[0]], [[-1]], and a "
+        "positive definite matrix that is not diagonally dominant")
 def test_pd_edge(sub, ref):
     _bool(sub, np.zeros((3, 3)), False, "is_positive_definite(zeros (3, 3))")
+    # diagonal 2, every other entry 1.5: eigenvalues 5, 0.5, 0.5, but 2 < 1.5 + 1.5 (a
+    # diagonal-dominance shortcut says False; seventh red team)
+    _bool(sub, np.full((3, 3), 1.5) + 0.5 * np.eye(3), True,
+          "is_positive_definite of a (3, 3) matrix with 2 on the diagonal and 1.5 elsewhere")
     _bool(sub, np.array([[3.0]]), True, "is_positive_definite([[3]])")
     _bool(sub, np.array([[0.0]]), False, "is_positive_definite([[0]])")
     _bool(sub, np.array([[-1.0]]), False, "is_positive_definite([[-1]])")
@@ -681,16 +686,22 @@ def test_pd_float32(sub, ref):
     _bool(sub, S, True, "is_positive_definite of a generated float32 (4, 4) SPD matrix")
 
 
-@graded("is_positive_definite", "integer matrices work")
+@graded("is_positive_definite", "integer matrices work (one positive definite but not "
+        "diagonally dominant)")
 def test_pd_int(sub, ref):
     _bool(sub, np.array([[2, -1, 0], [-1, 2, -1], [0, -1, 2]]), True,
           "is_positive_definite of int matrix tridiag(-1, 2, -1)")
+    _bool(sub, np.full((3, 3), 2) + np.eye(3, dtype=int), True,  # eigenvalues 7, 1, 1; 3 < 2 + 2
+          "is_positive_definite of the int matrix with 3 on the diagonal and 2 elsewhere")
     _bool(sub, np.array([[1, 2], [2, 1]]), False, "is_positive_definite of int [[1, 2], [2, 1]]")
 
 
 @graded("is_positive_definite",
         "matches the sign of the eigenvalues on generated symmetric matrices")
 @given(seed=seeds, n=dims, n_neg=st.integers(0, 2), log_scale=st.floats(-3.0, 3.0))
+# always one positive definite (6, 6) matrix that is not diagonally dominant: ten draws may
+# hold none (seventh red team: a diagonal-dominance shortcut passed)
+@example(seed=0, n=6, n_neg=0, log_scale=0.0)
 def test_pd_property(sub, ref, seed, n, n_neg, log_scale):
     rng = _rng(seed)
     eig = rng.uniform(0.05, 2.0, n)
@@ -1089,7 +1100,7 @@ def test_density_random(sub, ref):
                      what=f"mask_density of a generated {shape} mask")
 
 
-@graded("mask_density", "all True gives 1.0 and all False gives 0.0")
+@graded("mask_density", "all True gives 1.0 and all False gives 0.0", trivial=True)
 def test_density_extremes(sub, ref):
     for shape in ((3, 3), (1,), (2, 5, 4)):
         expect_float(sub.mask_density(np.ones(shape, dtype=bool)), 1.0,

@@ -230,9 +230,9 @@ def triton_launches(server: Any, module: str, name: str, *args: Any, **kwargs: A
     them (docs/design/threat-model.md, "Triton kernels"). Compiled kernels (CUDA) load
     through no Python code: ``loaded`` is then None, as it is when no interpreted kernel ran.
     Where triton is not installed nothing is patched, and the counts are 0 and None.
-    ``torch_maths`` counts the ATen ops of :data:`TORCH_MATHS` dispatched during the call (a
-    ``TorchDispatchMode``; the interpreter itself dispatches only allocations and copies): a
-    kernel that loads its inputs and throws them away, beside PyTorch's maths, loads enough
+    ``torch_maths`` counts the ATen ops of :data:`TORCH_MATHS` dispatched during the call
+    (:func:`_counted`'s ``TorchDispatchMode``; the interpreter itself dispatches only
+    allocations and copies): a kernel that loads its inputs and throws them away, beside PyTorch's maths, loads enough
     but cannot hide the maths. Advisory (topic 8, docs/design/exercise-api.md): code that
     patches Triton or torch itself, or does the maths in NumPy, fools it.
 
@@ -241,15 +241,7 @@ def triton_launches(server: Any, module: str, name: str, *args: Any, **kwargs: A
         "loaded": <elements the interpreted kernels loaded, or None>,
         "torch_maths": <ATen ops of TORCH_MATHS dispatched>}``.
     """
-    from torch.utils._python_dispatch import TorchDispatchMode
-
-    launches, interpreted, loaded, maths = [0], [0], [0], [0]
-
-    class MathsCounter(TorchDispatchMode):
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # noqa: ANN001
-            maths[0] += _is_torch_maths(str(func.overloadpacket.__name__))
-            return func(*args, **(kwargs or {}))
-
+    launches, interpreted, loaded = [0], [0], [0]
     patched: list[tuple[type, str, Any]] = []
 
     def counting(orig: Any, interpreter: bool) -> Any:
@@ -280,10 +272,10 @@ def triton_launches(server: Any, module: str, name: str, *args: Any, **kwargs: A
     except (ImportError, AttributeError):
         pass
     try:
-        with MathsCounter():
-            out = getattr(importlib.import_module(module), name)(*args, **kwargs)
+        counted = _counted(getattr(importlib.import_module(module), name), args, kwargs)
     finally:
         for cls, attr, orig in reversed(patched):
             setattr(cls, attr, orig)
-    return {"result": out, "launches": launches[0],
-            "loaded": loaded[0] if interpreted[0] else None, "torch_maths": maths[0]}
+    maths = sum(n for op, n in counted["ops"].items() if _is_torch_maths(op))
+    return {"result": counted["result"], "launches": launches[0],
+            "loaded": loaded[0] if interpreted[0] else None, "torch_maths": maths}

@@ -121,11 +121,7 @@ def write(folder: Path, key: str, force: bool = False
     if path.exists() and not force:
         raise NotebookError(f"{path} already exists; nothing written (pass --force to "
                             "overwrite it with a fresh stub)")
-    stub = reset.pristine_stub(topic.module)
-    if stub is None:
-        raise NotebookError(f"no original stub of {topic.filename} is available here "
-                            f"(looked in solutions/, {reset.PRISTINE_DIR} and the git history)")
-    nb = build(topic, stub)
+    nb = build(topic, _stub(topic, NotebookError))
     folder.mkdir(parents=True, exist_ok=True)
     backup = stubs.backup_copy(path) if path.exists() else None
     reset.write_keeping_mode(path, nbformat.writes(nb).encode("utf-8"))
@@ -158,12 +154,12 @@ def _replace(path: Path, nb: nbformat.NotebookNode) -> Path:
     return backup
 
 
-def _stub(topic: catalogue.Topic) -> str:
+def _stub(topic: catalogue.Topic, error: type[Exception] = reset.ResetError) -> str:
+    """``topic``'s original stub; ``error`` (the caller's kind) when none is available."""
     stub = reset.pristine_stub(topic.module)
     if stub is None:
-        raise reset.ResetError(f"no original stub of {topic.filename} is available here "
-                               f"(looked in solutions/, {reset.PRISTINE_DIR} and the git "
-                               "history)")
+        raise error(f"no original stub of {topic.filename} is available here (looked in "
+                    f"solutions/, {reset.PRISTINE_DIR} and the git history)")
     return stub
 
 

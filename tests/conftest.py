@@ -2,9 +2,21 @@
 
 from __future__ import annotations
 
+import os
+import tempfile
+
 import pytest
 
 from autograder.sandbox.slot import Slot
+
+# Each test process (an xdist worker) gets a phase lock of its own (autograder.grading.
+# phase_lock): the repository's own tests are not adversaries of each other, and one worker's
+# hidden sweep would otherwise hold the other's public checks for its whole length. Set before
+# any grader starts, so the `course` processes the tests start inherit it too. The tests of
+# the host-wide lock itself (tests/test_sweeps.py) set a common one explicitly.
+os.environ.setdefault("COURSE_PHASE_LOCK", os.path.join(
+    tempfile.gettempdir(), f"course-phases-{os.environ.get('PYTEST_XDIST_WORKER', 'main')}"
+                           f"-{os.getpid()}.lock"))
 
 
 @pytest.fixture(scope="session")

@@ -144,7 +144,7 @@ def test_the_filter_names_exactly_the_calls_it_means():
     named = set(re.findall(r'filter for syscall "(\w+)"', pfc))
     assert named == {"add_key", "request_key", "keyctl", "fcntl", "madvise", "preadv2",
                      "clone", "clone3", *isolation.SHARED_INODE_SYSCALLS,
-                     *isolation.NAMESPACE_SYSCALLS}
+                     *isolation.NAMESPACE_SYSCALLS, "futex", *isolation.FUTEX2_SYSCALLS}
 
 
 #: New namespaces (red team, fifth round: a worker made a user namespace, then a mount
@@ -342,3 +342,87 @@ def seen():
             s.close()
         for s in slots:
             s.close()
+
+
+#: Futexes on a shared file's words (red team, round 3: a hidden-phase worker waited on words of
+#: a standard-library file mapped read-only, another submission's public-phase worker woke them
+#: and counted who woke). What must keep working: threads (pthread_join waits on a shared
+#: futex the kernel wakes), a lock contended by two threads, NumPy and torch.
+FUTEX_CALLS = '''
+import ctypes, os, threading, time
+
+_libc = ctypes.CDLL(None, use_errno=True)
+_libc.mmap.restype = ctypes.c_void_p
+_libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int,
+                       ctypes.c_int, ctypes.c_long]
+NR_FUTEX = {"x86_64": 202, "aarch64": 98}[os.uname().machine]
+FUTEX_WAIT, FUTEX_WAKE, FUTEX_REQUEUE, FUTEX_PRIVATE = 0, 1, 3, 128
+FUTEX2_SIZE_U32, FUTEX2_PRIVATE = 2, 128
+
+def _raw(nr, *args):
+    ctypes.set_errno(0)
+    r = _libc.syscall(ctypes.c_long(nr), *args)
+    return ctypes.get_errno() if r < 0 else 0
+
+def probe():
+    """errno (0 = allowed) of each futex operation on a word of os.py mapped shared."""
+    fd = os.open(os.__file__, os.O_RDONLY)
+    word = _libc.mmap(None, 4096, 1, 1, fd, 0)  # PROT_READ, MAP_SHARED
+    os.close(fd)
+    value = ctypes.c_uint32.from_address(word).value
+    timeout = (ctypes.c_long * 2)(0, 1000)  # 1 microsecond
+    found = {
+        "wake shared": _raw(NR_FUTEX, ctypes.c_void_p(word), FUTEX_WAKE, 1, None, None, 0),
+        "requeue shared": _raw(NR_FUTEX, ctypes.c_void_p(word), FUTEX_REQUEUE, 1,
+                               ctypes.c_void_p(1), ctypes.c_void_p(word + 4), 0),
+        "wake private": _raw(NR_FUTEX, ctypes.c_void_p(word), FUTEX_WAKE | FUTEX_PRIVATE, 1,
+                             None, None, 0),
+        "wait shared": _raw(NR_FUTEX, ctypes.c_void_p(word), FUTEX_WAIT, value, timeout,
+                            None, 0),
+        "futex_wake shared": _raw(454, ctypes.c_void_p(word), ctypes.c_ulong(0xFFFFFFFF), 1,
+                                  FUTEX2_SIZE_U32),
+        "futex_wake private": _raw(454, ctypes.c_void_p(word), ctypes.c_ulong(0xFFFFFFFF), 1,
+                                   FUTEX2_SIZE_U32 | FUTEX2_PRIVATE),
+        "futex_waitv": _raw(449, None, 0, 0, None, 0),
+    }
+    box, lock = [], threading.Lock()
+    def work():
+        for _ in range(2000):
+            with lock:
+                box.append(1)
+    ts = [threading.Thread(target=work) for _ in range(4)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    found["threads"] = 0 if len(box) == 8000 else -1
+    import numpy as np
+    import torch
+    a = np.arange(16.0).reshape(4, 4)
+    found["numpy"] = 0 if float((a @ a).sum()) == float(np.sum(a @ a)) else -1
+    torch.set_num_threads(2)
+    x = torch.ones(64, 64)
+    found["torch"] = 0 if float((x @ x).sum()) == 64.0 ** 3 else -1
+    return found
+'''
+
+#: futex_wake with FUTEX2_PRIVATE on a word nobody waits on wakes nobody (0), where the kernel
+#: has futex2 (6.7 and newer; ENOSYS before).
+FUTEX_KEPT = {"wake private": 0, "wait shared": errno.ETIMEDOUT, "threads": 0, "numpy": 0,
+              "torch": 0}
+
+
+def test_the_filter_refuses_shared_futex_wakes_and_keeps_threads_and_libraries():
+    ok, found = _forked(FUTEX_CALLS, True, lambda ns: ns["probe"]())
+    assert ok, "the kernel refused the seccomp filter"
+    assert found.pop("futex_wake private") in (0, errno.ENOSYS)
+    assert found == {"wake shared": errno.EPERM, "requeue shared": errno.EPERM,
+                     "futex_wake shared": errno.EPERM, "futex_waitv": errno.EPERM,
+                     **FUTEX_KEPT}
+
+
+def test_without_the_filter_shared_futex_wakes_work_here():
+    """The test above can fail: unfiltered, the same shared wake and requeue succeed."""
+    ok, found = _forked(FUTEX_CALLS, False, lambda ns: ns["probe"]())
+    assert found["wake shared"] == 0 and found["requeue shared"] == 0
+    assert found["futex_wake shared"] in (0, errno.ENOSYS)

@@ -74,11 +74,14 @@ def cmd_grade(args: argparse.Namespace) -> int:
             planned = args.plan and len(paths) >= grade.PLAN_MIN
             task = bar.add_task("grading", total=len(paths),
                                 last="each slot first grades the reference" if planned else "")
+            # Two sweeps (every public phase, then every hidden one): the bar counts each.
             summaries = grade.grade_batch(
                 paths, Path(args.out), jobs=args.jobs, limits=limits, plan_batches=args.plan,
                 visibility_hidden=args.hidden_visibility, site_url=site_url,
+                sweep=lambda name, done, total: bar.update(
+                    task, description=f"{name} tests", completed=done, total=total),
                 # the id as text: escaped rich markup ("[link=…]"), no terminal escapes
-                progress=lambda s: bar.update(task, advance=1,
+                progress=lambda s: bar.update(task,
                                               last=f"{escape(printable(s.id))}: {s.total:.2f}"))
     except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM: one line, no traceback
         # Results are written per submission, atomically: the same command resumes.

@@ -52,7 +52,7 @@ def grade_table(summaries: list[Result], public_only: bool | None = None) -> Tab
 
 
 def grade_progress() -> Progress:
-    return Progress(TextColumn("grading"), BarColumn(), MofNCompleteColumn(),
+    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                     TimeElapsedColumn(), TextColumn("{task.fields[last]}"), console=console,
                     transient=False)
 

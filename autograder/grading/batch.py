@@ -22,7 +22,8 @@ import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
-from typing import Callable, NamedTuple
+from dataclasses import dataclass
+from typing import Any, Callable, NamedTuple
 
 from autograder import catalogue
 from autograder.results import model
@@ -31,6 +32,7 @@ from autograder.results import writers as outputs
 from autograder.grading import plan, plan_file
 from autograder.results import report
 from autograder.grading import loop
+from autograder.grading.phase_lock import phase_lock
 from autograder.grading import run as runner
 from autograder.grading import submission, uploads
 from autograder.limits import Limits
@@ -46,19 +48,24 @@ def _specs(hidden: bool) -> dict[str, list[runner.TestSpec]]:
 def grade_loaded(slot: Slot, loaded: submission.Loaded,
                  specs: dict[str, list[runner.TestSpec]],
                  plans: dict | None = None, public_slot: Slot | None = None) -> model.Graded:
-    """Grade one submission read into memory. Never raises for anything the submission does.
+    """Grade one submission read into memory, both phases (:func:`loop.grade`). Never raises
+    for anything the submission does.
 
     With ``public_slot``, the public tests run in its workers and the hidden ones in fresh
-    workers of ``slot`` (:meth:`Session.switch`), as :func:`plan.record` recorded them; without,
-    the hidden ones run in fresh workers of ``slot`` all the same. One hard deadline, from now,
-    bounds all of the submission's work (``Limits.submission_seconds``).
+    workers of ``slot``. One hard deadline, from now, bounds all of the submission's work
+    (``Limits.submission_seconds``). A batch grades in two sweeps instead (:func:`grade_batch`).
     """
     t0 = time.monotonic()
+    o = loop.grade(slot, loaded.sources, specs, problems=loaded.problems, error=loaded.error,
+                   plans=plans, public_slot=public_slot)
+    return _graded(loaded, o, time.monotonic() - t0)
+
+
+def _graded(loaded: submission.Loaded, o: loop.Outcome, seconds: float) -> model.Graded:
+    """The :class:`model.Graded` of ``loaded`` graded as ``o``."""
     g = model.Graded(id=loaded.id, sha256=loaded.sha256, status="ok", error=loaded.error,
                      missing=set(loaded.missing),
                      unreadable=set(loaded.problems) - set(loaded.missing))
-    o = loop.grade(slot, loaded.sources, specs, problems=loaded.problems, error=loaded.error,
-                   plans=plans, public_slot=public_slot)
     g.results = o.flat()
     g.topic_notes = o.notes
     g.output, g.hidden_output = o.output, o.hidden_output
@@ -67,8 +74,21 @@ def grade_loaded(slot: Slot, loaded: submission.Loaded,
         g.status = "error"
     elif g.topic_notes:
         g.status = "partial"
-    g.seconds = time.monotonic() - t0
+    g.seconds = seconds
     return g
+
+
+@dataclass
+class Pending:
+    """A submission between the sweeps: its public phase done, its hidden phase to come.
+
+    Travels from the slot process that ran the public sweep to the one that runs the hidden
+    sweep (pickled by the pool); :attr:`grading` holds the suspended session.
+    """
+
+    loaded: submission.Loaded
+    grading: loop.Grading
+    seconds: float
 
 
 def _resumable(out: Path, loaded: submission.Loaded, version: str,
@@ -165,10 +185,12 @@ def _saved(out: Path, paths: list[Path], loaded: dict[Path, _Handed], version: s
 # ---------------------------------------------------------------- slot processes
 
 _slot: Slot | None = None
-_public_slot: Slot | None = None  # the public tests' (see grade_loaded)
+_public_slot: Slot | None = None  # the public sweep's (closed between the sweeps)
+_slot_index = 0
 _slot_specs: dict[str, list[runner.TestSpec]] | None = None
 _slot_plans: dict[str, dict[str, plan.TopicPlan]] | None = None
 _slot_cfg: dict = {}
+_slot_gates: list[Any] = []  # the barriers between the sweeps (a pool's slots only)
 
 #: A batch of at least this many submissions is graded with a plan (each slot first grades
 #: the reference, a few seconds; each submission then goes several times faster). It depends
@@ -177,18 +199,20 @@ _slot_cfg: dict = {}
 PLAN_MIN = 3
 
 
-def _init_slot(queue: mp.Queue, cfg: dict) -> None:
-    global _slot, _public_slot, _slot_specs, _slot_cfg, _slot_plans
+def _init_slot(queue: mp.Queue, cfg: dict, gates: list[Any] | None = None) -> None:
+    """Make this process a slot: its zygotes (the hidden sweep's, and the public sweep's
+    when there is a hidden sweep), the suites' specs, and the public phase's plan."""
+    global _slot, _public_slot, _slot_specs, _slot_cfg, _slot_plans, _slot_index, _slot_gates
     import atexit
     import threading
 
-    _slot_cfg = cfg
-    index = queue.get()
+    _slot_cfg, _slot_gates = cfg, gates or []
+    _slot_index = index = queue.get()
     _slot = Slot(index, Limits(**cfg["limits"]), hide=cfg["hide"])
     atexit.register(_slot.close)
     _public_slot = None
-    if cfg["hidden"] and runner.has_hidden_suites():
-        # A second zygote for the public tests (see grade_loaded).
+    if cfg["hidden_sweep"]:
+        # A zygote of its own for the public sweep, closed between the sweeps.
         _public_slot = Slot(index, Limits(**cfg["limits"]), hide=cfg["hide"])
         atexit.register(_public_slot.close)
     # The zygotes start while this process imports the suites (seconds each: torch); one that
@@ -209,9 +233,11 @@ def _init_slot(queue: mp.Queue, cfg: dict) -> None:
     if cfg["plan"]:
         sources = {t: src for t, src in plan.reference_sources().items()
                    if t in cfg["plan_topics"]}
-        # Several slots record a part each and swap them (plan.record_shared).
+        # The public phase's only: the hidden phase's is recorded in the hidden sweep. Several
+        # slots record a part each and swap them (plan.record_shared).
+        share = (cfg.get("plan_share") or {}).get("public")
         _slot_plans = (plan.record_shared(_slot, _slot_specs, sources, _public_slot, index,
-                                          cfg.get("plan_share")) if sources else None)
+                                          share, phases=("public",)) if sources else None)
 
 
 def _start_quietly(slot: Slot) -> None:
@@ -223,13 +249,13 @@ def _start_quietly(slot: Slot) -> None:
         slot.warm_up()
 
 
-def _init_pool_slot(queue: mp.Queue, cfg: dict) -> None:
+def _init_pool_slot(queue: mp.Queue, cfg: dict, gates: list[Any]) -> None:
     """The pool's initializer: a slot process ignores SIGINT (the grader, which gets Ctrl-C
     too, decides) and leaves quietly on SIGTERM (:func:`_slot_stop`); then :func:`_init_slot`.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _slot_stop)
-    _init_slot(queue, cfg)
+    _init_slot(queue, cfg, gates)
 
 
 def _slot_stop(signum: int, frame: object) -> None:
@@ -249,23 +275,77 @@ def _leave_slot() -> None:
     os._exit(0)
 
 
-def _grade_path(path: str) -> model.Result:
-    out = Path(_slot_cfg["out"])
+def _public_task(path: str) -> model.Result | Pending:
+    """Sweep 1 for one submission in a slot process: its public phase, in workers reaped before
+    this returns. Written at once when the batch has no hidden phase."""
     loaded = uploads.load(Path(path))
-    done = _resumable(out, loaded, _slot_cfg["version"], _slot_cfg["site_url"])
-    if done is not None:
-        return done
-    g = grade_loaded(_slot, loaded, _slot_specs, _slot_plans, _public_slot)
-    return _write(out, g, _slot_cfg["visibility"], _slot_cfg["site_url"])
+    t0 = time.monotonic()
+    g = loop.begin(loaded.sources, _slot_specs, problems=loaded.problems, error=loaded.error)
+    if _slot_cfg["hidden_sweep"]:
+        loop.run_phase(g, _public_slot or _slot, _slot_specs, "public", plans=_slot_plans)
+        return Pending(loaded, g, time.monotonic() - t0)
+    loop.run_phase(g, _slot, _slot_specs, "public", plans=_slot_plans)
+    return _finish(Pending(loaded, g, time.monotonic() - t0))
+
+
+def _between_sweeps(gate: Any) -> None:
+    """Run once in every slot process between the sweeps (``gate``, a barrier of all the
+    slots, holds each process to one call): close the public tests' slot, its zygote and every
+    worker it forked, reaped."""
+    global _public_slot
+    if _public_slot is not None:
+        _public_slot.close()
+        _public_slot = None
+    gate.wait(timeout=plan.SHARE_WAIT_SECONDS)
+
+
+def _record_hidden_plans(queues: list | None) -> None:
+    """Add the hidden phase's recorded plans to this slot's (the hidden sweep's)."""
+    global _slot_plans
+    sources = {t: src for t, src in plan.reference_sources().items()
+               if t in _slot_cfg["plan_topics"]}
+    if not sources:
+        return
+    hidden = plan.record_shared(_slot, _slot_specs, sources, None, _slot_index, queues,
+                                phases=("hidden",))
+    merged = {t: dict(p) for t, p in (_slot_plans or {}).items()}
+    for t, phases in hidden.items():
+        merged.setdefault(t, {}).update(phases)
+    _slot_plans = merged
+
+
+def _hidden_task(pending: Pending) -> model.Result:
+    """Sweep 2 for one submission in a slot process: its hidden phase, then its files."""
+    t0 = time.monotonic()
+    loop.run_phase(pending.grading, _slot, _slot_specs, "hidden", plans=_slot_plans)
+    pending.seconds += time.monotonic() - t0
+    return _finish(pending)
+
+
+def _finish(pending: Pending) -> model.Result:
+    """Write a submission whose phases have all run: its result and feedback, atomically."""
+    t0 = time.monotonic()
+    o = loop.finish(pending.grading, _slot_specs)
+    g = _graded(pending.loaded, o, pending.seconds + time.monotonic() - t0)
+    return _write(Path(_slot_cfg["out"]), g, _slot_cfg["visibility"], _slot_cfg["site_url"])
 
 
 def grade_batch(paths: list[Path], out: Path, *, jobs: int = 1, limits: Limits | None = None,
                 hidden: bool = True, visibility_hidden: str = "after_published",
                 progress: Callable[[model.Result], None] | None = None,
                 plan_batches: bool = True, site_url: str | None = None,
-                plan_path: Path | None = None,
-                class_files: bool = True) -> list[model.Result]:
+                plan_path: Path | None = None, class_files: bool = True,
+                sweep: Callable[[str, int, int], None] | None = None) -> list[model.Result]:
     """Grade every submission into ``out``; returns summaries sorted by id.
+
+    In two sweeps (docs/design/threat-model.md, phases): every submission's public tests, then,
+    once every public-phase worker of the batch is reaped, every submission's hidden tests; a
+    submission's files are written as its hidden phase ends. The sweeps hold the host-wide
+    :func:`~autograder.grading.phase_lock.phase_lock` of their phase, so no other grader of this
+    machine runs a worker of the other phase meanwhile. ``sweep(name, done, count)`` is told
+    as each sweep ("public", "hidden") starts and as each of its submissions is done;
+    ``progress`` gets each submission's summary as it is written (the resumed ones first).
+    A batch stopped half way holds the files of the submissions whose last phase ended.
 
     Feedback links each failed test's lesson on ``site_url`` (the published lesson site), or
     names its file in the repository when None (:func:`autograder.catalogue.lesson_link`).
@@ -276,6 +356,10 @@ def grade_batch(paths: list[Path], out: Path, *, jobs: int = 1, limits: Limits |
     ``plan_path``: a plan recorded earlier (:mod:`autograder.grading.plan_file`), replayed
     whatever the batch's size where it is current (Gradescope's runs, one submission each).
     ``class_files=False`` leaves out grades.csv and report.html (a class of one needs neither).
+
+    Raises:
+        Interrupted: a stop signal (SIGINT, SIGTERM) ended the batch; the submissions whose
+            files were written stay written, and a re-run resumes after them.
     """
     out.mkdir(parents=True, exist_ok=True)
     for sub in ("results", "feedback"):  # there even for an empty class, as the CLI says
@@ -289,7 +373,7 @@ def grade_batch(paths: list[Path], out: Path, *, jobs: int = 1, limits: Limits |
         with stop_signals(_grader_stop):
             summaries = _grade_all(paths, out, jobs, limits, hidden, visibility_hidden,
                                    progress, plan_batches, version, loaded, site_url,
-                                   plan_path)
+                                   plan_path, sweep)
     except BaseException as exc:
         # After a stop signal, whatever broke on the way out (a slot it reached first breaks
         # the pool; a closed slot refuses to restart) is the stop's doing.
@@ -308,10 +392,10 @@ def grade_batch(paths: list[Path], out: Path, *, jobs: int = 1, limits: Limits |
 def _grade_all(paths: list[Path], out: Path, jobs: int, limits: Limits | None, hidden: bool,
                visibility_hidden: str, progress: Callable[[model.Result], None] | None,
                plan_batches: bool, version: str, loaded: dict[Path, _Handed],
-               site_url: str | None, plan_path: Path | None = None) -> list[model.Result]:
+               site_url: str | None, plan_path: Path | None = None,
+               sweep: Callable[[str, int, int], None] | None = None) -> list[model.Result]:
     """:func:`grade_batch`'s grading, without its outputs for the whole batch: the summaries
     in the order they finished. Fills ``loaded`` (path -> id and hash) as it reads them."""
-    global _local_slots
     hide = sorted({str(out.resolve()), *(str(p.resolve().parent) for p in paths)})
     cfg = {"out": str(out), "limits": (limits or Limits()).to_json(), "hide": hide,
            "hidden": hidden, "version": version,
@@ -321,6 +405,7 @@ def _grade_all(paths: list[Path], out: Path, jobs: int, limits: Limits | None, h
     # Whether to plan depends on the whole batch, resumed ones included: a resumed run must
     # write what an uninterrupted one would have.
     cfg["plan"] = plan_batches and len(paths) >= PLAN_MIN
+    cfg["hidden_sweep"] = hidden and runner.has_hidden_suites()
     todo = []
     handed_in: set[str] = set()
     for p in paths:  # unchanged submissions first: a re-run of a graded class starts no slot
@@ -338,53 +423,136 @@ def _grade_all(paths: list[Path], out: Path, jobs: int, limits: Limits | None, h
     # a topic per slot). A submission's own topics are always among them, so each of its
     # topics is planned or not exactly as if every topic were recorded.
     cfg["plan_topics"] = sorted(handed_in)
-    paths = todo
-    jobs = max(1, min(jobs, len(paths) or 1))
-    if not paths:
-        pass
-    elif jobs == 1:
-        q: mp.Queue = _ListQueue([0])
+    if todo:
+        jobs = max(1, min(jobs, len(todo)))
+        sweeps = _Sweeps(cfg, jobs, progress, sweep)
+        summaries.extend(sweeps.run_here(todo) if jobs == 1 else sweeps.run_pool(todo))
+    return summaries
+
+
+class _Sweeps:
+    """The two sweeps of a batch over its slots: in this process (one slot) or a pool's."""
+
+    def __init__(self, cfg: dict, jobs: int, progress: Callable[[model.Result], None] | None,
+                 sweep: Callable[[str, int, int], None] | None) -> None:
+        self.cfg, self.jobs, self.progress, self.sweep = cfg, jobs, progress, sweep
+        self.written: list[model.Result] = []
+
+    def _started(self, name: str, count: int) -> None:
+        self.phase, self.count, self.done = name, count, 0
+        if self.sweep:
+            self.sweep(name, 0, count)
+
+    def _got(self, r: model.Result | Pending, pending: list[Pending]) -> None:
+        self.done += 1
+        if self.sweep:
+            self.sweep(self.phase, self.done, self.count)
+        if isinstance(r, Pending):
+            pending.append(r)
+            return
+        self.written.append(r)
+        if self.progress:
+            self.progress(r)
+
+    def run_here(self, paths: list[Path]) -> list[model.Result]:
+        """Both sweeps in this process, on one slot (and the public tests' slot)."""
+        global _local_slots
         _local_slots = True
+        pending: list[Pending] = []
         try:
-            _init_slot(q, cfg)
-            for p in paths:
-                s = _grade_path(str(p))
-                summaries.append(s)
-                if progress:
-                    progress(s)
+            _init_slot(_ListQueue([0]), self.cfg)
+            with phase_lock("public"):
+                self._started("public", len(paths))
+                for p in paths:
+                    self._got(_public_task(str(p)), pending)
+                if _public_slot is not None:
+                    _between_sweeps(_NoGate())  # reaped before the lock goes
+            if pending:
+                with phase_lock("hidden"):
+                    if self.cfg["plan"] and not _hidden_planned():
+                        _record_hidden_plans(None)
+                    self._started("hidden", len(pending))
+                    for item in pending:
+                        self._got(_hidden_task(item), [])
         finally:
             _local_slots = False
             with stops_ignored():
-                if _slot is not None:
-                    _slot.close()
-                if _public_slot is not None:
-                    _public_slot.close()
-    else:
+                _close_slots_now()
+        return self.written
+
+    def run_pool(self, paths: list[Path]) -> list[model.Result]:
+        """Both sweeps in a pool of ``jobs`` slot processes, with a barrier between them."""
         ctx = mp.get_context("spawn")
         q = ctx.Queue()
-        for i in range(jobs):
+        for i in range(self.jobs):
             q.put(i)
-        if cfg["plan"] and plan_path is None:
-            cfg["plan_share"] = [ctx.Queue() for _ in range(jobs)]
-        pool = ProcessPoolExecutor(jobs, mp_context=ctx, initializer=_init_pool_slot,
-                                   initargs=(q, cfg))
+        cfg = dict(self.cfg)
+        if cfg["plan"] and cfg["plan_path"] is None:
+            cfg["plan_share"] = {ph: [ctx.Queue() for _ in range(self.jobs)]
+                                 for ph in runner.PHASES}
+        gates = [ctx.Barrier(self.jobs) for _ in range(2)]
+        pool = ProcessPoolExecutor(self.jobs, mp_context=ctx, initializer=_init_pool_slot,
+                                   initargs=(q, cfg, gates))
+        pending: list[Pending] = []
         try:
-            # The slots are spawned here: ignoring both signals meanwhile, they start ignoring
-            # them too (no KeyboardInterrupt of theirs before _init_pool_slot runs).
-            with stops_ignored():
-                futures = [pool.submit(_grade_path, str(p)) for p in paths]
-            for f in as_completed(futures):
-                s = f.result()
-                summaries.append(s)
-                if progress:
-                    progress(s)
+            with phase_lock("public"):
+                self._started("public", len(paths))
+                # The slots are spawned here: ignoring both signals meanwhile, they start
+                # ignoring them too (no KeyboardInterrupt of theirs before _init_pool_slot).
+                with stops_ignored():
+                    futures = [pool.submit(_public_task, str(p)) for p in paths]
+                for f in as_completed(futures):
+                    self._got(f.result(), pending)
+                if pending:
+                    # Every slot closes its public slot: one call each (the barrier), all
+                    # done before the public lock goes.
+                    self._each_slot(pool, _pool_between_sweeps, 0)
+            if pending:
+                with phase_lock("hidden"):
+                    if cfg["plan"]:
+                        self._each_slot(pool, _pool_record_hidden, 1)
+                    self._started("hidden", len(pending))
+                    futures = [pool.submit(_hidden_task, item) for item in pending]
+                    for f in as_completed(futures):
+                        self._got(f.result(), [])
         except (KeyboardInterrupt, BrokenProcessPool):
             with stops_ignored():
                 stop_pool(pool)
             raise
         finally:
             pool.shutdown(wait=True)  # at once after stop_pool
-    return summaries
+        return self.written
+
+    def _each_slot(self, pool: ProcessPoolExecutor, fn: Callable[..., None],
+                   *args: Any) -> None:
+        """Run ``fn(*args)`` once in every slot process (it waits at a barrier of all slots,
+        so no process takes two) and wait for all of them."""
+        for f in [pool.submit(fn, *args) for _ in range(self.jobs)]:
+            f.result()
+
+
+class _NoGate:
+    """The one-slot stand-in for the barrier between the sweeps."""
+
+    def wait(self, timeout: float | None = None) -> None:
+        return None
+
+
+def _hidden_planned() -> bool:
+    return any("hidden" in phases for phases in (_slot_plans or {}).values())
+
+
+def _pool_between_sweeps(gate: int) -> None:
+    """:func:`_between_sweeps` in a pool's slot process, with its barrier number ``gate``."""
+    _between_sweeps(_slot_gates[gate])
+
+
+def _pool_record_hidden(gate: int) -> None:
+    """In a pool's slot process, once per slot: the hidden phase's plan, shared between the
+    slots (unless a plan file brought it)."""
+    _slot_gates[gate].wait(timeout=plan.SHARE_WAIT_SECONDS)
+    if not _hidden_planned():
+        _record_hidden_plans((_slot_cfg.get("plan_share") or {}).get("hidden"))
 
 
 class _ListQueue:

@@ -7,17 +7,22 @@ conftest, where pytest drives each test itself, opens its session with :func:`op
 
 The order is fixed here (docs/design/grading-contract.md, phases): every topic's public tests run
 before any hidden test, and the hidden phase runs in fresh workers, so that what a public test
-shows the student never comes from a worker that has seen a hidden input.
+shows the student never comes from a worker that has seen a hidden input. A phase is a unit of
+its own (:func:`run_phase`, reaping its workers as it ends): a batch runs every submission's
+public phase, then every submission's hidden phase (:mod:`autograder.grading.batch`), so no
+hidden-phase worker ever runs beside a public-phase one.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Callable, ContextManager, Iterator
 
 from autograder.grading import run as runner
+from autograder.grading.phase_lock import phase_lock
 from autograder.grading.replay import planned_runner
 from autograder.sandbox.session import Session
 from autograder.sandbox.slot import Slot
@@ -57,65 +62,139 @@ def open_session(slot: Slot, sources: dict[str, bytes], *,
             session.close(wait=wait)
 
 
+@dataclass
+class Grading:
+    """One submission's grading between its phases: what is done, and its suspended session.
+
+    Made by :func:`begin`, advanced one phase at a time by :func:`run_phase`, ended by
+    :func:`finish`. Between phases it pickles (a batch's hidden sweep may run in another
+    process than its public sweep): results travel without their specs, which each process
+    collects alike, and are bound to them again by name (:meth:`bind`).
+    """
+
+    sources: dict[str, bytes]
+    problems: dict[str, str]
+    error: str | None
+    done: dict[str, list] = field(default_factory=dict)
+    notes: dict[str, str] = field(default_factory=dict)
+    unloadable: dict[str, str] = field(default_factory=dict)
+    session: Session | None = None
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        if state.pop("_unbound", False):  # travelling on (the grader passes it between slots)
+            return state
+        state["done"] = {t: [None if r is None else (r.spec.name, dataclasses.replace(r, spec=None))
+                             for r in rs] for t, rs in self.done.items()}
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._unbound = True
+
+    def bind(self, specs: dict[str, list[runner.TestSpec]]) -> None:
+        """Give results that travelled their specs again (this process's, by test name)."""
+        if not self.__dict__.pop("_unbound", False):
+            return
+        by_name = {s.name: s for ss in specs.values() for s in ss}
+        self.done = {t: [None if r is None else dataclasses.replace(r[1], spec=by_name[r[0]])
+                         for r in rs] for t, rs in self.done.items()}
+
+
+def begin(sources: dict[str, bytes], specs: dict[str, list[runner.TestSpec]], *,
+          problems: dict[str, str] | None = None, error: str | None = None) -> Grading:
+    """A submission's grading, before its first phase (no worker yet)."""
+    return Grading(sources, problems or {}, error,
+                   done={t: [None] * len(s) for t, s in specs.items()})
+
+
+def has_phase(specs: dict[str, list[runner.TestSpec]], phase: str) -> bool:
+    """Whether any test of ``specs`` belongs to ``phase``."""
+    return any(s.visibility == phase for ss in specs.values() for s in ss)
+
+
+def run_phase(g: Grading, slot: Slot, specs: dict[str, list[runner.TestSpec]], phase: str, *,
+              plans: dict | None = None, references: dict[str, ModuleType] | None = None,
+              status: Callable[[str], ContextManager] | None = None) -> None:
+    """Run ``phase``'s tests of every topic in fresh workers of ``slot``, then suspend the
+    session: when this returns, every worker of the phase is reaped. Never raises for anything
+    the submission does."""
+    g.bind(specs)
+    if g.sources and g.session is None:
+        g.session = Session(slot, g.sources)
+        g.session.phase = phase
+    elif g.session is not None:
+        g.session.resume(slot, phase)
+    try:
+        for topic, topic_specs in specs.items():
+            idx = [i for i, s in enumerate(topic_specs) if s.visibility == phase]
+            if not idx:
+                continue
+            missing = g.unloadable.get(topic, g.problems.get(topic))
+            if g.error:
+                missing = f"nothing could be graded: {g.error}"
+            with status(topic) if status else contextlib.nullcontext():
+                results, why = runner.run_topic(
+                    g.session, topic, [topic_specs[i] for i in idx], missing,
+                    planned_runner((plans or {}).get(topic)),
+                    ref=(references or {}).get(topic))
+            for i, r in zip(idx, results):
+                g.done[topic][i] = r
+            if why:
+                g.notes[topic] = why
+                if why != "timed out":  # it did not import: not tried again
+                    g.unloadable[topic] = why
+    finally:
+        if g.session is not None:
+            g.session.suspend()
+
+
+def finish(g: Grading, specs: dict[str, list[runner.TestSpec]]) -> Outcome:
+    """The submission's :class:`Outcome`, once its phases have run."""
+    g.bind(specs)
+    out = Outcome(notes=g.notes)
+    if g.session is not None:
+        g.session.close()
+        # Only the public phase's output may reach the student (results' ``output``); the
+        # hidden phase's is for the instructors.
+        out.output, out.hidden_output = g.session.output("public"), g.session.output("hidden")
+        out.student_seconds = g.session.student_seconds
+        out.busy_seconds = g.session.busy_seconds
+    # An exercise's error rules count once it computes something right (red team).
+    out.results = {t: runner.gate_error_rules(rs) for t, rs in g.done.items()}
+    return out
+
+
 def grade(slot: Slot, sources: dict[str, bytes], specs: dict[str, list[runner.TestSpec]], *,
           problems: dict[str, str] | None = None, error: str | None = None,
           plans: dict | None = None, public_slot: Slot | None = None,
           references: dict[str, ModuleType] | None = None,
           status: Callable[[str], ContextManager] | None = None) -> Outcome:
-    """Grade one submission's ``sources`` (topic -> file bytes) on the tests in ``specs``.
+    """Grade one submission's ``sources`` (topic -> file bytes) on the tests in ``specs``:
+    every topic's public tests, then every topic's hidden tests in fresh workers, each phase
+    under the host-wide :func:`~autograder.grading.phase_lock.phase_lock`.
 
     Args:
         problems: topic -> why its file is unusable (every test of it fails with that).
         error: the submission as a whole could not be read: every test fails with it.
         plans: the batch plan per topic (:func:`autograder.grading.plan.record`); without,
             tests run call by call.
-        public_slot: in a batch, the public tests run in this slot's workers and the hidden ones
-            in fresh workers of ``slot``; without, the hidden phase still gets fresh workers.
+        public_slot: the public tests run in this slot's workers, the hidden ones in fresh
+            workers of ``slot``; without, both phases use ``slot``.
         references: topic -> the ``ref`` the tests get (default: the reference solution).
         status: a context manager shown while a topic runs (``course check``'s spinner).
 
     Never raises for anything the submission does; one hard deadline bounds its work
-    (``Limits.submission_seconds``).
+    (``Limits.submission_seconds``). A batch runs the phases as sweeps over the whole class
+    instead (:mod:`autograder.grading.batch`).
     """
-    problems = problems or {}
-    out = Outcome()
-    done: dict[str, list] = {t: [None] * len(s) for t, s in specs.items()}
-    unloadable: dict[str, str] = {}
-    session = Session(public_slot or slot, sources) if sources else None
+    g = begin(sources, specs, problems=problems, error=error)
     try:
         for phase in runner.PHASES:
-            if phase == "hidden" and session is not None and any(
-                    s.visibility == phase for ss in specs.values() for s in ss):
-                # Fresh workers: what they print is kept apart from the public phase's.
-                session.switch(slot, phase)
-            for topic, topic_specs in specs.items():
-                idx = [i for i, s in enumerate(topic_specs) if s.visibility == phase]
-                if not idx:
-                    continue
-                missing = unloadable.get(topic, problems.get(topic))
-                if error:
-                    missing = f"nothing could be graded: {error}"
-                with status(topic) if status else contextlib.nullcontext():
-                    results, why = runner.run_topic(
-                        session, topic, [topic_specs[i] for i in idx], missing,
-                        planned_runner((plans or {}).get(topic)),
-                        ref=(references or {}).get(topic))
-                for i, r in zip(idx, results):
-                    done[topic][i] = r
-                if why:
-                    out.notes[topic] = why
-                    if why != "timed out":  # it did not import: not tried again
-                        unloadable[topic] = why
+            if has_phase(specs, phase):
+                with phase_lock(phase):
+                    run_phase(g, (public_slot or slot) if phase == "public" else slot, specs,
+                              phase, plans=plans, references=references, status=status)
     finally:
-        if session is not None:
-            # With two slots the next submission starts on the other one: this slot's zygote
-            # can finish off the worker meanwhile (it does so before its next fork).
-            session.close(wait=public_slot is None)
-            # Only the public phase's output may reach the student (results' ``output``);
-            # the hidden phase's is for the instructors.
-            out.output, out.hidden_output = session.output("public"), session.output("hidden")
-            out.student_seconds = session.student_seconds
-            out.busy_seconds = session.busy_seconds
-    # An exercise's error rules count once it computes something right (red team).
-    out.results = {t: runner.gate_error_rules(rs) for t, rs in done.items()}
+        out = finish(g, specs)
     return out

@@ -169,28 +169,36 @@ def reference_sources() -> dict[str, bytes]:
 
 
 def record(slot: Slot, specs: dict[str, list[runner.TestSpec]], sources: dict[str, bytes],
-           public_slot: Slot | None = None, *,
-           preload_plans: bool = True) -> dict[str, dict[str, TopicPlan]]:
+           public_slot: Slot | None = None, *, preload_plans: bool = True,
+           phases: tuple[str, ...] = runner.PHASES) -> dict[str, dict[str, TopicPlan]]:
     """Grade ``sources`` (the reference solution) on ``slot`` and record every test's calls.
+
+    ``phases``: which phases to record (a batch records the hidden one in its hidden sweep
+    only: :mod:`autograder.grading.batch`). The public phase runs on ``public_slot`` when
+    given, the hidden one in fresh workers of ``slot``.
 
     A topic whose recording was disturbed (its import failed, its worker restarted) gets no
     plan, and its tests then run one call at a time, as without a plan. With
     ``preload_plans`` (the default) the public slot's zygote then holds the requests
     (:func:`preload`).
     """
-    session = Session(public_slot or slot, sources)
-    # The trusted reference has no deadline of its own (its calls keep their limits): a small
-    # --submission-timeout would leave the later topics without a plan, for nothing.
-    session.limits = dataclasses.replace(session.limits, submission_seconds=math.inf)
+    session: Session | None = None
     plans: dict[str, dict[str, TopicPlan]] = {}
     try:
-        # In the order a submission is graded (grade.grade_loaded): every topic's public tests,
-        # then every topic's hidden tests (on ``slot``, in a fresh worker).
-        for phase in runner.PHASES:
-            if phase == "hidden":
-                if not any(s.visibility == phase for t in specs.values() for s in t):
-                    break
-                session.switch(slot, phase)
+        # In the order a submission is graded (autograder.grading.loop): every topic's public
+        # tests, then every topic's hidden tests (on ``slot``, in a fresh worker).
+        for phase in phases:
+            if not any(s.visibility == phase for t in specs.values() for s in t):
+                continue
+            where = (public_slot or slot) if phase == "public" else slot
+            if session is None:
+                session = Session(where, sources)
+                session.phase = phase
+                # The trusted reference has no deadline of its own (its calls keep their
+                # limits): a small --submission-timeout would leave later topics without a plan.
+                session.limits = dataclasses.replace(session.limits, submission_seconds=math.inf)
+            else:
+                session.resume(where, phase)
             for topic, topic_specs in specs.items():
                 phase_specs = [s for s in topic_specs if s.visibility == phase]
                 if topic not in sources or not phase_specs:
@@ -199,8 +207,9 @@ def record(slot: Slot, specs: dict[str, list[runner.TestSpec]], sources: dict[st
                 if plan is not None:
                     plans.setdefault(topic, {})[phase] = plan
     finally:
-        session.close()
-    if preload_plans:
+        if session is not None:
+            session.close()
+    if preload_plans and "public" in phases:
         preload(public_slot or slot, plans)
     return plans
 
@@ -212,7 +221,8 @@ SHARE_WAIT_SECONDS = 900.0
 
 def record_shared(slot: Slot, specs: dict[str, list[runner.TestSpec]],
                   sources: dict[str, bytes], public_slot: Slot | None, index: int,
-                  queues: list[Any] | None) -> dict[str, dict[str, TopicPlan]]:
+                  queues: list[Any] | None,
+                  phases: tuple[str, ...] = runner.PHASES) -> dict[str, dict[str, TopicPlan]]:
     """:func:`record`, split between a batch's ``len(queues)`` slots, each calling this.
 
     Slot ``index`` records every ``len(queues)``-th topic of ``sorted(sources)`` from its
@@ -226,17 +236,19 @@ def record_shared(slot: Slot, specs: dict[str, list[runner.TestSpec]],
     holds them, and what travels is this module's pickled plans, as in a plan file. A share
     that does not come within :data:`SHARE_WAIT_SECONDS` is recorded here instead.
 
-    Without ``queues`` (one slot) it is :func:`record`.
+    Without ``queues`` (one slot) it is :func:`record`. ``phases`` as for :func:`record`; a
+    second recording (another phase) needs queues of its own.
 
     Returns:
         Every topic's plans, in ``sorted(sources)`` order, preloaded as :func:`record` does.
     """
     if not queues:
-        return record(slot, specs, sources, public_slot)
+        return record(slot, specs, sources, public_slot, phases=phases)
     n = len(queues)
     topics = sorted(sources)
     share = {t: sources[t] for t in topics[index::n]}
-    plans = record(slot, specs, share, public_slot, preload_plans=False) if share else {}
+    plans = (record(slot, specs, share, public_slot, preload_plans=False, phases=phases)
+             if share else {})
     # Pickled now, not by the queue's feeder thread later: grading adds verdicts to them.
     blob = pickle.dumps((index, plans), protocol=pickle.HIGHEST_PROTOCOL)
     for j, q in enumerate(queues):
@@ -254,10 +266,12 @@ def record_shared(slot: Slot, specs: dict[str, list[runner.TestSpec]],
     for j in range(n):
         if j not in got:
             late = {t: sources[t] for t in topics[j::n]}
-            got[j] = record(slot, specs, late, public_slot, preload_plans=False) if late else {}
+            got[j] = (record(slot, specs, late, public_slot, preload_plans=False, phases=phases)
+                      if late else {})
     merged = {t: p for part in got.values() for t, p in part.items()}
     plans = {t: merged[t] for t in topics if t in merged}
-    preload(public_slot or slot, plans)
+    if "public" in phases:
+        preload(public_slot or slot, plans)
     return plans
 
 

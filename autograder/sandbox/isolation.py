@@ -302,6 +302,25 @@ CLONE_NEW_FLAGS = {"CLONE_NEWNS": 0x00020000, "CLONE_NEWCGROUP": 0x02000000,
 #: tells whether a file's pages are cached without reading them from disk.
 MADV_COLD, MADV_PAGEOUT = 20, 21
 RWF_NOWAIT = 0x8
+#: Futexes on shared memory are keyed by the file's inode and offset, not by process or
+#: namespace: a hidden-phase worker waiting on a word of a standard-library file mapped
+#: read-only, and another submission's public-phase worker waking that word and counting who
+#: woke, carried hidden inputs into public feedback (red team, round 3). What closes that kind
+#: is time (docs/design/threat-model.md, phases: no two such workers ever run together); the
+#: filter is defence in depth. It refuses every process-shared futex operation that wakes,
+#: requeues or unlocks (``futex`` without ``FUTEX_PRIVATE_FLAG``), keeping the shared waits
+#: (glibc's ``pthread_join`` waits on a thread id with a shared futex, woken by the kernel),
+#: and the futex2 calls that act on shared words: ``futex_wake``/``futex_wait`` without
+#: ``FUTEX2_PRIVATE``, and ``futex_waitv``/``futex_requeue`` (flags in memory) whole.
+FUTEX_PRIVATE_FLAG = 128
+FUTEX_CMD_MASK = 0x7F | FUTEX_PRIVATE_FLAG  # the command and the private bit
+FUTEX_SHARED_WAITS = (0, 9)  # FUTEX_WAIT, FUTEX_WAIT_BITSET
+FUTEX_SHARED_REFUSED = tuple(c for c in range(14) if c not in FUTEX_SHARED_WAITS)
+FUTEX2_PRIVATE = 128
+#: The futex2 calls, by number: one table on every architecture from 424 on, and named by
+#: libseccomp only in its newer releases. (futex_waitv, futex_wake, futex_wait, futex_requeue)
+FUTEX2_SYSCALLS = {"futex_waitv": 449, "futex_wake": 454, "futex_wait": 455,
+                   "futex_requeue": 456}
 
 
 def worker_filter() -> "pyseccomp.SyscallFilter":  # noqa: F821 - imported lazily
@@ -309,7 +328,9 @@ def worker_filter() -> "pyseccomp.SyscallFilter":  # noqa: F821 - imported lazil
     (:data:`KEYRING_SYSCALLS`), for new namespaces (:data:`NAMESPACE_SYSCALLS`, ``clone``
     with :data:`CLONE_NEW_FLAGS`; ``clone3`` ENOSYS) and for state shared through a file's inode
     (:data:`SHARED_INODE_SYSCALLS`, io_uring included, :data:`SHARED_INODE_FCNTL`, ``madvise`` with
-    ``MADV_COLD``/``MADV_PAGEOUT``, ``preadv2`` with ``RWF_NOWAIT``); everything else allowed.
+    ``MADV_COLD``/``MADV_PAGEOUT``, ``preadv2`` with ``RWF_NOWAIT``, and process-shared futex
+    wakes and requeues: :data:`FUTEX_SHARED_REFUSED`, :data:`FUTEX2_SYSCALLS`); everything
+    else allowed.
 
     libseccomp knows each architecture's syscall numbers and checks the architecture of every
     call: a call of another ABI (i386 ``int 0x80`` from a 64-bit process, x32) meets the
@@ -334,6 +355,13 @@ def worker_filter() -> "pyseccomp.SyscallFilter":  # noqa: F821 - imported lazil
     for advice in (MADV_COLD, MADV_PAGEOUT):
         f.add_rule(refuse, "madvise", seccomp.Arg(2, seccomp.EQ, advice))
     f.add_rule(refuse, "preadv2", seccomp.Arg(5, seccomp.MASKED_EQ, RWF_NOWAIT, RWF_NOWAIT))
+    for cmd in FUTEX_SHARED_REFUSED:  # the private bit clear: a shared word
+        f.add_rule(refuse, "futex", seccomp.Arg(1, seccomp.MASKED_EQ, FUTEX_CMD_MASK, cmd))
+    for name in ("futex_wake", "futex_wait"):  # their flags are the fourth argument
+        f.add_rule(refuse, FUTEX2_SYSCALLS[name],
+                   seccomp.Arg(3, seccomp.MASKED_EQ, FUTEX2_PRIVATE, 0))
+    for name in ("futex_waitv", "futex_requeue"):
+        f.add_rule(refuse, FUTEX2_SYSCALLS[name])
     return f
 
 

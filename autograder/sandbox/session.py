@@ -9,6 +9,7 @@ workers, :mod:`autograder.sandbox.slot`); requests and replies follow
 
 from __future__ import annotations
 
+import math
 import os
 import shutil
 import signal
@@ -105,6 +106,7 @@ class Session(Pipelining):
         #: by the grader, as while a hidden test runs (:data:`HIDDEN`).
         self.phase = "public"
         self._outputs = {"public": "", "hidden": ""}  # what each phase's workers printed
+        self._left: float | None = None  # seconds of the deadline left when suspended
 
     # -- the hard deadline
     def time_left(self) -> float:
@@ -190,22 +192,41 @@ class Session(Pipelining):
         shutil.rmtree(self.workdir, ignore_errors=True)
         return text
 
-    def switch(self, slot: Slot, phase: str | None = None) -> None:
-        """Go on in fresh workers of ``slot``, in a fresh workdir: the budget and its deadline,
-        the barred functions and the failed imports carry over, and so does what was printed.
-
-        ``course grade`` answers the public tests on one slot and the hidden ones in fresh
-        workers (of another slot when it has two): the worker whose replies public feedback
-        quotes never holds a hidden input, and what the hidden phase's workers print is kept
-        apart (:meth:`output`). ``phase`` (``"hidden"``) is the phase that starts.
-        """
-        self._outputs[self.phase] += self._finish(wait=False)  # the next worker is another's
+    def suspend(self) -> None:
+        """End this phase: kill its worker and strays, wait until they are reaped (then none of
+        its workers runs: docs/design/threat-model.md, phases), keep what they printed, remove
+        the workdir, let go of the slot. The rest (the budget and the rest of the deadline, the
+        barred functions, the failed imports) is kept for :meth:`resume`, in another process
+        too: a suspended session pickles (:mod:`autograder.grading.batch`'s hidden sweep)."""
+        if self.slot is None:
+            return
+        self._outputs[self.phase] += self._finish(wait=True)
         self._busy_before = self.busy_seconds
+        # The deadline stops while suspended: the time between sweeps is other submissions'.
+        self._left = None if self.started is None else self.time_left()
+        self.slot = None
+        self.workdir = self.sub_dir = ""
+        self._feed, self.recorder = None, None
+        self._planned, self._worker_epoch = set(), -1
+
+    def resume(self, slot: Slot, phase: str) -> None:
+        """Go on in fresh workers of ``slot``, in a fresh workdir, as phase ``phase``, where
+        :meth:`suspend` stopped: the same budget and the rest of the deadline."""
+        if self.slot is not None:
+            self.suspend()
         self.slot = slot
+        if self._left is not None:
+            used = self.limits.submission_seconds - self._left  # nan for an endless budget
+            self.started = time.monotonic() - (used if math.isfinite(used) else 0.0)
+            self._forking = 0.0
         self.workdir, self.sub_dir = self._new_workdir()
         self.loaded = set()
-        if phase is not None:
-            self.phase = phase
+        self.phase = phase
+
+    def __getstate__(self) -> dict:
+        if self.slot is not None:
+            raise RuntimeError("only a suspended session travels (Session.suspend)")
+        return dict(self.__dict__)
 
     def output(self, phase: str) -> str:
         """What the workers of ``phase`` ("public", "hidden") printed, once :meth:`close`d."""
@@ -215,9 +236,11 @@ class Session(Pipelining):
         """Kill the worker and any stray process; return what it printed (capped).
 
         Without ``wait`` the zygote finishes the killing while the grader goes on (see
-        :meth:`_finish`): for a batch, whose next worker is another slot's.
+        :meth:`_finish`). A suspended session has nothing left to close.
         """
-        self._outputs[self.phase] += self._finish(wait)
+        if self.slot is not None:
+            self._outputs[self.phase] += self._finish(wait)
+            self.slot = None
         return self._outputs["public"] + self._outputs["hidden"]
 
     # -- requests

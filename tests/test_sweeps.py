@@ -15,8 +15,8 @@ hidden input exists.
 
 Each test grades the pair with the real ``course grade`` and checks that every value B heard
 is one A sent in its public phase (A prints what it sends; the hidden phase's output is the
-instructors' only, in ``results/A.json``). With the sweeps (or the lock) removed, B's public
-feedback lists values A sent only in its hidden phase (shown once; see the commit).
+instructors' only, in ``results/A.json``). On the batch loop before the sweeps and the lock,
+both tests fail: B's public feedback listed all nine values A sent in its hidden phase.
 """
 
 from __future__ import annotations
@@ -81,10 +81,12 @@ def dot(u, v):
     return float(np.dot(u, v))
 '''
 
-#: B: its first public call (one_hot) listens on every word for a while, then raises what it
-#: heard into its public feedback.
+#: B: its first public call (one_hot of the public example [2, 0]) listens on every word for a
+#: while, then raises what it heard into its public feedback; every other call fails at once.
 LISTENER = COMMON + f'''
 def one_hot(ids, vocab_size):
+    if list(np.asarray(ids).ravel()) != [2, 0]:
+        raise RuntimeError("not listening")
     heard = set()
     stop = time.monotonic() + {LISTEN_SECONDS}
 

@@ -590,3 +590,17 @@ def test_a_folders_hash_is_of_what_was_read(tmp_path):
     assert uploads.load(tmp_path).sha256 != first
     zipped = _zip(tmp_path / "s.zip", {f"{EX1}.py": "x = 1\n"})
     assert uploads.load(zipped).sha256 == hashlib.sha256(zipped.read_bytes()).hexdigest()
+
+
+def test_a_students_own_folder_is_read_whatever_lies_beside_it(tmp_path):
+    """`course check` reads the student's exercises/ with the batch's reader; its name names no
+    output, so an exercises.zip beside it (the student zipped it once) is no rival upload."""
+    from autograder.student import progress
+
+    folder = tmp_path / "exercises"
+    folder.mkdir()
+    (folder / f"{EX1}.py").write_text("x = 1\n", "utf-8")
+    _zip(tmp_path / "exercises.zip", {f"{EX1}.py": "x = 2\n"})
+    assert uploads.load(folder).error  # as an upload of a class: its id is shared
+    for loaded in (uploads.load(folder, named=False), progress.load_folder(folder)):
+        assert (loaded.id, loaded.error, loaded.sources) == ("exercises", None, {EX1: b"x = 1\n"})

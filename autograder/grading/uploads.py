@@ -254,7 +254,7 @@ def _content_digest(loaded: Loaded) -> str:
     return h.hexdigest()
 
 
-def load(path: Path, *, notebooks: bool = True) -> Loaded:
+def load(path: Path, *, notebooks: bool = True, named: bool = True) -> Loaded:
     """Read a submission's topic files into memory (never running them). Never raises for
     anything in the submission: that becomes ``error`` or one topic's ``problems`` entry.
 
@@ -266,8 +266,11 @@ def load(path: Path, *, notebooks: bool = True) -> Loaded:
 
     An upload whose name cannot be an id, or whose id another upload of its folder shares,
     is not read: its id is the derived one and ``error`` says why (:func:`ids.identify`).
+    ``named=False`` skips those rules (the id is the plain name): for a folder whose id names
+    no output, a student's own ``exercises/`` in `course check`, say, beside which an
+    ``exercises.zip`` is no rival upload.
     """
-    sid, unusable_name = ids.identify(path)
+    sid, unusable_name = ids.identify(path) if named else (ids.submission_id(path), None)
     loaded = Loaded(id=sid, path=path, sha256="")
     folder = path.is_dir()
     try:

@@ -78,12 +78,15 @@ def derived_id(name: str) -> str:
 def is_listed_upload(entry: os.DirEntry) -> bool:
     """Whether a folder's entry is graded as an upload by ``--class``: not hidden, not a
     symlink, and a folder or a regular ``.zip`` file (never follows a link, never opens)."""
-    if entry.name.startswith(".") or entry.is_symlink():
+    try:
+        if entry.name.startswith(".") or entry.is_symlink():
+            return False
+        if entry.is_dir(follow_symlinks=False):
+            return True
+        return entry.name.lower().endswith(".zip") and stat.S_ISREG(
+            entry.stat(follow_symlinks=False).st_mode)
+    except OSError:  # removed since it was listed: not an upload
         return False
-    if entry.is_dir(follow_symlinks=False):
-        return True
-    return entry.name.lower().endswith(".zip") and stat.S_ISREG(
-        entry.stat(follow_symlinks=False).st_mode)
 
 
 def _base_id(name: str, folder: bool) -> str:
@@ -109,12 +112,9 @@ def _ids_of_folder(parent: Path) -> dict[str, list[str]]:
         try:
             with os.scandir(parent) as it:
                 for entry in it:
-                    try:
-                        if is_listed_upload(entry):
-                            ids.setdefault(_base_id(entry.name, entry.is_dir(
-                                follow_symlinks=False)), []).append(entry.name)
-                    except OSError:  # removed meanwhile: not an upload
-                        continue
+                    if is_listed_upload(entry):
+                        ids.setdefault(_base_id(entry.name, entry.is_dir(
+                            follow_symlinks=False)), []).append(entry.name)
         except OSError:
             pass
         _listings.clear()  # one folder at a time: a batch reads one class

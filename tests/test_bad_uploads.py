@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from autograder import catalogue
-from autograder.grading import submission, uploads
+from autograder.grading import ids, submission, uploads
 from tests.helpers import SOLUTIONS, solution_source
 from tests.helpers import course
 
@@ -214,6 +214,35 @@ def make_many(folder: Path, n: int = 100_000) -> None:
     (folder / "zz" / f"{EX2}.py").write_text(solution_source(EX2), "utf-8")
 
 
+#: Uploads whose names cannot be ids, or share one (issue 34, item 2): child name (bytes) ->
+#: the derived id it is listed under. Each holds every solution: a mark would mean it was read.
+BAD_NAMES = {
+    b"esc\x1b[2J\x1b]0;pwned\x07name": "esc_[2J_]0;pwned_name-",
+    b"caf\xe9": "caf\ufffd-",
+    b"x" * 240: "x" * 120 + "-",
+    b"dup.zip": "dup.zip-", b"dup.ZIP": "dup.ZIP-",
+    b"alice": "alice-", b"alice.zip": "alice.zip-",
+}
+#: Two derived ids pinned as literals: they are the same on every machine and every run.
+PINNED = {b"dup.zip": "dup.zip-bd0b4898", b"dup.ZIP": "dup.ZIP-639910db"}
+
+
+def make_bad_names(klass: Path) -> None:
+    base = os.fsencode(klass) + b"/"
+    for name in BAD_NAMES:
+        if name.lower().endswith(b".zip"):
+            _zip(Path(os.fsdecode(base + name)), _solutions())
+            continue
+        os.mkdir(base + name)
+        for file, text in _solutions().items():
+            with open(base + name + b"/" + file.encode(), "w", encoding="utf-8") as f:
+                f.write(text)
+
+
+def derived(name: bytes) -> str:
+    return ids.derived_id(os.fsdecode(name))
+
+
 # ------------------------------------------------------------------ one class, one graded run
 
 
@@ -238,6 +267,7 @@ def bad_class(tmp_path_factory):
     make_specials(klass / "specials", monkeypatch)
     make_long_names(klass / "longnames")
     make_many(klass / "many")
+    make_bad_names(klass)
     out = root / "out"
     try:
         make_deep(klass / "deep")
@@ -266,7 +296,8 @@ def test_the_batch_finishes_and_every_upload_has_a_result(bad_class):
     proc, out, results = bad_class
     assert proc.returncode == 0, proc.stderr[-3000:]
     expected = {"good", "zip64", "encrypted", "corrupt", "truncated", "nested", "bomb", "paths",
-                "badnames", "specials", "deep", "longnames", "many"}
+                "badnames", "specials", "deep", "longnames", "many",
+                *(derived(name) for name in BAD_NAMES)}
     assert set(results) == expected
     rows = (out / "grades.csv").read_text("utf-8").splitlines()[1:]
     assert sorted(r.split(",")[0] for r in rows) == sorted(expected)
@@ -355,21 +386,75 @@ def test_deep_long_and_crowded_folders_are_read_up_to_the_caps(bad_class):
         _says(out, doc, sid, f"{EX2}.py not found in the submission", note)
 
 
-def test_duplicate_ids_still_exit_2_before_grading(tmp_path):
+@pytest.mark.slow
+def test_unusable_and_shared_names_are_error_results_under_derived_ids(bad_class):
+    """Issue 34: a control character in one child's name, or dup.zip beside dup.ZIP, made
+    `course grade --class` exit 2 and grade nobody. Each such upload is now its own error
+    result under a safe, deterministic id, in grades.csv and the report; nothing of it is read
+    (each holds every solution), and the rest of the class is graded."""
+    proc, out, results = bad_class
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    csv_rows = {r.split(",")[0]: r for r in
+                (out / "grades.csv").read_text("utf-8").splitlines()[1:]}
+    report = (out / "report.html").read_text("utf-8")
+    for name, prefix in BAD_NAMES.items():
+        sid = derived(name)
+        assert sid.startswith(prefix) and len(sid) == len(prefix) + 8, (name, sid)
+        assert PINNED.get(name, sid) == sid
+        doc = results[sid]
+        assert doc["extra_data"]["status"] == "error" and doc["score"] == 0, (sid, doc["output"])
+        assert csv_rows[sid].endswith(",0.00,100.00,error"), csv_rows[sid]
+        assert sid in report, sid
+    says = {b"esc\x1b[2J\x1b]0;pwned\x07name": "the upload's name 'esc\\x1b[2J\\x1b]0;pwned"
+                                               "\\x07name' is not a usable name",
+            b"caf\xe9": "the upload's name 'caf\ufffd' is not valid UTF-8",
+            b"x" * 240: "the upload's name 'xxxxxxxxxx",
+            b"dup.ZIP": "2 uploads map to the id 'dup' (this one is 'dup.ZIP')",
+            b"alice.zip": "2 uploads map to the id 'alice' (this one is 'alice.zip')"}
+    for name, phrase in says.items():
+        _says(out, results[derived(name)], derived(name), "Nothing could be graded: " + phrase)
+    _says(out, results[derived(b"x" * 240)], derived(b"x" * 240),
+          "is 240 bytes long; at most 200 can name its results file")
+    # A student's feedback names their own upload, never the classmate's that shares the id.
+    assert "dup.zip" not in (out / "feedback" / f"{derived(b'dup.ZIP')}.md").read_text("utf-8")
+    # No raw control character reached any output an instructor prints.
+    for path in (out / "grades.csv", out / "report.html", *(out / "feedback").iterdir()):
+        assert "\x1b" not in path.read_text("utf-8"), path
+    assert "\x1b" not in proc.stdout + proc.stderr
+
+
+def test_typed_paths_with_unusable_or_shared_names_stay_usage_errors(tmp_path):
+    """Paths the instructor types can be renamed at once: exit 2 before anything is graded."""
     klass = tmp_path / "class"
     (klass / "alice").mkdir(parents=True)
     _zip(klass / "alice.zip", {f"{EX1}.py": solution_source(EX1)})
-    proc = course("grade", "--class", str(klass), "--out", str(tmp_path / "out"), timeout=120)
-    assert proc.returncode == 2 and "two submissions have the id 'alice'" in proc.stderr
-    assert not (tmp_path / "out").exists()
+    (klass / ("x" * 240)).mkdir()
+    (klass / "bob").mkdir()
+    for typed, says in ((klass / "alice.zip", "is also the id of alice in the same folder"),
+                        (klass / ("x" * 240), "rename it"),
+                        (klass / "bob", "two submissions have the id 'bob'")):
+        argv = [str(typed)] + (["--class", str(klass)] if typed.name == "bob" else [])
+        proc = course("grade", *argv, "--out", str(tmp_path / "out"), timeout=120)
+        assert proc.returncode == 2 and says in proc.stderr, (typed.name, proc.stderr[-2000:])
+        assert not (tmp_path / "out").exists()
 
 
-def test_an_id_too_long_for_a_file_name_is_a_usage_error(tmp_path):
-    klass = tmp_path / "class"
-    (klass / ("x" * 240)).mkdir(parents=True)
-    proc = course("grade", "--class", str(klass), "--out", str(tmp_path / "out"), timeout=120)
-    assert proc.returncode == 2 and "rename it" in proc.stderr
-    assert not (tmp_path / "out").exists()
+def test_derived_ids_depend_on_the_name_alone_and_are_always_usable(tmp_path):
+    names = ["a\x1bb", "a\x07b", ".hidden", "a/b", "a\\b", "", "\u202e" * 300,
+             os.fsdecode(b"\xff\xfe"), "x" * 300, "dup.zip", "dup.ZIP"]
+    got = [ids.derived_id(n) for n in names]
+    assert len(set(got)) == len(got)  # equal safe forms ("a_b" twice) kept apart by the hash
+    for sid in got:
+        assert ids.unusable(sid) is None, sid
+    assert ids.derived_id("dup.zip") == PINNED[b"dup.zip"]
+    (tmp_path / "dup.zip").write_bytes(b"")
+    (tmp_path / "dup.ZIP").write_bytes(b"")
+    (tmp_path / "one.zip").write_bytes(b"")
+    assert ids.identify(tmp_path / "one.zip") == ("one", None)
+    sid, why = ids.identify(tmp_path / "dup.ZIP")
+    assert sid == PINNED[b"dup.ZIP"] and "2 uploads map to the id 'dup'" in why
+    loaded = uploads.load(tmp_path / "dup.ZIP")
+    assert (loaded.id, loaded.error, loaded.sources) == (sid, why, {})
 
 
 # ------------------------------------------------------------------ a file changing while read
@@ -505,3 +590,17 @@ def test_a_folders_hash_is_of_what_was_read(tmp_path):
     assert uploads.load(tmp_path).sha256 != first
     zipped = _zip(tmp_path / "s.zip", {f"{EX1}.py": "x = 1\n"})
     assert uploads.load(zipped).sha256 == hashlib.sha256(zipped.read_bytes()).hexdigest()
+
+
+def test_a_students_own_folder_is_read_whatever_lies_beside_it(tmp_path):
+    """`course check` reads the student's exercises/ with the batch's reader; its name names no
+    output, so an exercises.zip beside it (the student zipped it once) is no rival upload."""
+    from autograder.student import progress
+
+    folder = tmp_path / "exercises"
+    folder.mkdir()
+    (folder / f"{EX1}.py").write_text("x = 1\n", "utf-8")
+    _zip(tmp_path / "exercises.zip", {f"{EX1}.py": "x = 2\n"})
+    assert uploads.load(folder).error  # as an upload of a class: its id is shared
+    for loaded in (uploads.load(folder, named=False), progress.load_folder(folder)):
+        assert (loaded.id, loaded.error, loaded.sources) == ("exercises", None, {EX1: b"x = 1\n"})

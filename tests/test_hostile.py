@@ -251,14 +251,16 @@ def test_a_second_run_writes_byte_identical_grades_and_results(hostile):
                 == (out2 / "feedback" / f"{sid}.md").read_bytes()), sid
 
 
-def test_a_submission_id_that_is_not_utf8_is_a_usage_error(tmp_path):
+def test_a_typed_submission_id_that_is_not_utf8_is_a_usage_error(tmp_path):
+    """Typed on the command line; as a child of ``--class`` it is an error result under a
+    derived id instead (tests/test_bad_uploads.py)."""
     class_dir = tmp_path / "class"
     class_dir.mkdir()
     weird = os.fsencode(str(class_dir)) + b"/caf\xe9"
     os.mkdir(weird)
     with open(weird + b"/ex01_vectors.py", "wb") as f:
         f.write(b"import numpy as np\n")
-    proc = harness.course("grade", "--class", str(class_dir), "--out", str(tmp_path / "out"),
+    proc = harness.course("grade", os.fsdecode(weird), "--out", str(tmp_path / "out"),
                           timeout=120)
     assert proc.returncode == 2, proc.stderr[-2000:]
     assert "UTF-8" in proc.stderr

@@ -15,10 +15,11 @@ import io
 import pytest
 
 from autograder import catalogue, templating
-from autograder.grading import submission
+from autograder.grading import ids, submission, uploads
 from autograder.results import model, report, writers
 from autograder.results import text as outputs
 from autograder.results.model import Result
+from autograder.results.text import printable
 
 
 @pytest.mark.parametrize("sid", ['=HYPERLINK("http:evil","x")', "+1", "-2", "@SUM(A1)",
@@ -137,16 +138,23 @@ ESCAPES = "a\x1b[2J\x1b]0;pwned\x07\x1b[41mEVIL\u202e"
 
 def test_an_id_holding_control_characters_is_refused_with_them_escaped(tmp_path):
     """Second red team: ESC sequences in a folder's name reached the console's grade table
-    raw (clear screen, colours, a window title). Such an id is a usage error (as a hidden or
-    over-long one is), and the message shows the characters escaped."""
+    raw (clear screen, colours, a window title). Typed on the command line, such an id is a
+    usage error (as a hidden or over-long one is), and the message shows the characters
+    escaped; a child of ``--class`` is listed under a derived id, its name escaped in its
+    error (issue 34: one upload never stops a class)."""
     klass = tmp_path / "class"
     (klass / ESCAPES).mkdir(parents=True)
     (klass / "alice").mkdir()
     with pytest.raises(submission.UsageError) as caught:
-        submission.discover([], str(klass))
+        submission.discover([str(klass / ESCAPES)], None)
     message = str(caught.value)
     assert "\x1b" not in message and "\u202e" not in message and "\x07" not in message
     assert "a\\x1b[2J\\x1b]0;pwned\\x07" in message and "control character" in message
+    found = submission.discover([], str(klass))
+    assert [p.name for p in found] == [ESCAPES, "alice"]
+    loaded = uploads.load(found[0])
+    assert loaded.id == ids.derived_id(ESCAPES) and printable(loaded.id) == loaded.id
+    assert "a\\x1b[2J\\x1b]0;pwned\\x07" in loaded.error and "\x1b" not in loaded.error
 
 
 def test_hidden_entries_of_a_class_folder_are_skipped(tmp_path):

@@ -91,8 +91,11 @@ def test_layout(built):
     for lesson in ("docs/lessons", "mkdocs.yml", "README.md", "Makefile", "pyproject.toml"):
         assert (built / lesson).exists(), lesson
     for absent in ("solutions", "autograder/suites/hidden", "tests", "examples",
-                   "docs/generated/.stamp", "docs/assets/vendor"):
+                   "docs/generated/.stamp", "docs/assets/vendor",
+                   # what the hidden tests probe: maintainers' pages (tests/docs/test_published.py)
+                   *release.MAINTAINER_DOCS):
         assert not (built / absent).exists(), absent
+    assert (built / "docs" / "design" / "exercise-api.md").is_file()
     assert not list(built.rglob("__pycache__"))
     # the site's assets drawn from the solutions are shipped ready-made
     assert (built / "docs" / "generated" / "gpt2-matmuls.md").is_file()

@@ -4,7 +4,8 @@ What a release holds: the stubs (``exercises/``, plus pristine copies in ``autog
 for `course reset`), the `course` tooling (the ``autograder`` package **without**
 ``suites/hidden/``), the public suites, the lesson site's sources (``docs/``, ``mkdocs.yml``,
 ``scripts/setup_docs.sh``), and a student README, Makefile and pyproject. What it never holds:
-``solutions/``, the hidden suites, the repository's tests and the example class.
+``solutions/``, the hidden suites, the repository's tests and the example class, nor the
+maintainers' pages that describe what the hidden tests probe (``MAINTAINER_DOCS``).
 
 The stubs are generated afresh from ``solutions/`` (:func:`autograder.authoring.stubs.generate_all`), never
 copied from the working tree's ``exercises/``, which an instructor may have filled in while
@@ -45,6 +46,17 @@ ROOT = paths.ROOT
 #: Left out of every copied tree (build outputs and caches, as .gitignore lists them).
 SKIP_PARTS = {"__pycache__", ".hypothesis", ".ruff_cache", "node_modules", ".pytest_cache"}
 SKIP_DOCS = ("docs/generated", "docs/assets/vendor")
+#: The maintainers' pages: they name what the hidden tests probe (the mutation reviews, the
+#: degenerate and trivial cases, the red teams' attacks and the channels still open), so neither
+#: the release nor the lesson site carries them (mkdocs.yml's ``exclude_docs`` lists the same
+#: ``docs/`` pages). Readers of the repository find them in ``docs/design/``.
+MAINTAINER_DOCS = (
+    "docs/design/README.md", "docs/design/grading-contract.md",
+    "docs/design/measured-facts.md", "docs/design/suite-strength.md",
+    "docs/design/threat-model.md", "docs/design/wire-format.md",
+    # How hidden tests are written and which inputs they need: for suite authors only.
+    "autograder/suites/README.md",
+)
 #: Where the recordings go in the release (where autograder.grading.recorded looks for them).
 RECORDINGS = "autograder/suites/public/recorded_reference.zip"
 #: Needles shorter than this (after whitespace is collapsed) are too common to mean a leak.
@@ -75,9 +87,9 @@ def _files(root: Path) -> list[tuple[str, Path]]:
                 out.append((r, p))
 
     tree("autograder", lambda r: not r.startswith("autograder/suites/hidden")
-         and not r.startswith("autograder/pristine")
+         and not r.startswith("autograder/pristine") and r not in MAINTAINER_DOCS
          and (r.endswith((".py", ".toml", ".md")) or "/templates/" in r))
-    tree("docs", lambda r: not r.startswith(SKIP_DOCS))
+    tree("docs", lambda r: not r.startswith(SKIP_DOCS) and r not in MAINTAINER_DOCS)
     for name in ("scripts/setup_docs.sh",):
         if (root / name).is_file():
             out.append((name, root / name))

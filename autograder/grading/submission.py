@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from autograder import catalogue
-from autograder.grading import magics
+from autograder.grading import ids, magics
 from autograder.results.text import printable
 
 #: The largest topic file we read (a bigger one fails that topic: no zip bomb gets further).
@@ -54,8 +54,8 @@ MAX_ARCHIVE_BYTES = 256 * 2**20
 #: The largest zip table of contents parsed: ``zipfile`` builds an object per entry before we
 #: can count them (a 25 MiB directory of empty entries took 3 s and 330 MiB here).
 MAX_ZIP_DIRECTORY_BYTES = 8 * 2**20
-#: Longest id (UTF-8 bytes): results/<id>.json's temp file adds 19 bytes, and names stop at 255.
-MAX_ID_BYTES = 200
+#: Longest id (UTF-8 bytes): see :mod:`autograder.grading.ids`.
+MAX_ID_BYTES = ids.MAX_ID_BYTES
 #: Member names no file system could hold (PATH_MAX, NAME_MAX) are ignored, as in a folder.
 MAX_PATH_BYTES, MAX_NAME_BYTES = 4096, 255
 #: Archives inside a submission are not opened (names ending so get a note).
@@ -93,9 +93,8 @@ class Loaded:
         return bool(self.sources) or any(t not in self.missing for t in self.problems)
 
 
-def submission_id(path: Path) -> str:
-    """A submission's id: a .zip file's stem, else the folder's name (not checked here)."""
-    return path.stem if path.suffix.lower() == ".zip" and path.is_file() else path.name
+#: A submission's id: a .zip file's stem, else the folder's name (:mod:`autograder.grading.ids`).
+submission_id = ids.submission_id
 
 
 def discover(subs: list[str], class_dir: str | None) -> list[Path]:
@@ -103,13 +102,18 @@ def discover(subs: list[str], class_dir: str | None) -> list[Path]:
 
     Children of ``class_dir`` that are symlinks, hidden (a leading dot: ``.git``,
     ``.ipynb_checkpoints``), or neither a folder nor a regular ``.zip`` file (a fifo, a socket)
-    are skipped; nothing is opened here.
+    are skipped; nothing is opened here. A child whose name cannot be an id, or whose id
+    another child shares (``dup.zip`` beside ``dup.ZIP``), is returned all the same: it is
+    graded as an ``error`` result under its derived id (:func:`ids.identify`, read again by
+    :func:`autograder.grading.uploads.load`), and the rest of the class is graded.
 
     Raises:
-        UsageError: a path that does not exist or is not a folder or .zip, two submissions with one id, or an id
-            that cannot name the output files (hidden, not UTF-8, over ``MAX_ID_BYTES``, or
-            holding a control character, which a terminal printing the grade table would obey).
-            Each message shows the names with their control characters escaped.
+        UsageError: a path typed on the command line that does not exist, is not a folder or
+            .zip, has an id that cannot name the output files (hidden, not UTF-8, over
+            ``MAX_ID_BYTES``, or holding a control character, which a terminal printing the
+            grade table would obey) or shares its id with another upload of its folder; or two
+            submissions that end up with one id (the same path typed twice, or typed and in
+            ``--class``). Each message shows the names with their control characters escaped.
     """
     paths: list[Path] = []
     for s in subs:
@@ -118,38 +122,33 @@ def discover(subs: list[str], class_dir: str | None) -> list[Path]:
             raise UsageError(f"submission '{printable(shown(s, 200))}' does not exist")
         if not (p.is_dir() or (p.is_file() and p.suffix.lower() == ".zip")):
             raise UsageError(f"submission '{printable(shown(s, 200))}' is neither a folder nor a .zip file")
+        # Typed by the instructor, who can rename it now: a usage error, not a result.
+        where = printable(shown(s, 200))
+        sid = submission_id(p)
+        why = ids.unusable(sid)
+        if why is not None:
+            raise UsageError(f"submission id '{printable(shown(sid, 200))}' (from {where}) "
+                             f"{why}: rename it")
+        if ids.identify(p)[1] is not None:
+            raise UsageError(f"submission id '{printable(sid)}' (from {where}) is also the id "
+                             f"of {', '.join(ids.duplicates(p))} in the same folder: rename "
+                             "one of them")
         paths.append(p)
     if class_dir is not None:
         c = Path(class_dir)
         if not c.is_dir():
             raise UsageError(f"--class '{printable(shown(class_dir, 200))}' is not a folder")
-        for child in sorted(c.iterdir()):
-            if child.is_symlink() or child.name.startswith("."):
-                continue
-            if child.is_dir() or (child.is_file() and child.suffix.lower() == ".zip"):
-                paths.append(child)
+        with os.scandir(c) as it:
+            children = sorted((e for e in it if ids.is_listed_upload(e)), key=lambda e: e.name)
+        paths.extend(c / e.name for e in children)
     seen: dict[str, Path] = {}
     for p in paths:
-        sid = submission_id(p)
-        where = printable(shown(str(p), 200))
+        sid = ids.identify(p)[0]
         if sid in seen:
+            # The same upload twice, or a name equal to another upload's derived id.
             raise UsageError(f"two submissions have the id '{printable(sid)}': "
-                             f"{printable(shown(str(seen[sid]), 200))} and {where}")
-        try:
-            size = len(sid.encode("utf-8"))
-        except UnicodeEncodeError:
-            # A name that is not UTF-8 cannot go into grades.csv or a results file as itself.
-            raise UsageError(f"submission id '{printable(shown(sid, 200))}' (from {where}) is "
-                             "not valid UTF-8; rename it") from None
-        if (not sid or sid.startswith(".") or "/" in sid or "\\" in sid
-                or printable(sid) != sid):
-            raise UsageError(f"submission id '{printable(shown(sid, 200))}' (from {where}) is "
-                             "not a usable name: rename it (no leading dot, slash, backslash "
-                             "or control character)")
-        if size > MAX_ID_BYTES:
-            # results/<id>.json (and its temp file) could not be created: the batch would stop.
-            raise UsageError(f"submission id '{printable(shown(sid, 60))}' is {size} bytes "
-                             f"long; at most {MAX_ID_BYTES} can name its results file: rename it")
+                             f"{printable(shown(str(seen[sid]), 200))} and "
+                             f"{printable(shown(str(p), 200))}")
         seen[sid] = p
     return paths
 

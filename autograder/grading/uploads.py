@@ -17,10 +17,11 @@ from collections import deque
 from pathlib import Path, PurePosixPath
 
 from autograder import catalogue
+from autograder.grading import ids
 from autograder.grading.submission import (
     ARCHIVE_SUFFIXES, MAX_ARCHIVE_BYTES, MAX_DEPTH, MAX_ENTRIES, MAX_LISTED, MAX_SOURCE_BYTES,
     MAX_NAME_BYTES, MAX_PATH_BYTES, MAX_ZIP_DIRECTORY_BYTES, Loaded, choose, describe, read_regular,
-    shown, submission_id, topic_file_names)
+    shown, topic_file_names)
 
 
 def _nothing_read(loaded: Loaded) -> str | None:
@@ -253,7 +254,7 @@ def _content_digest(loaded: Loaded) -> str:
     return h.hexdigest()
 
 
-def load(path: Path, *, notebooks: bool = True) -> Loaded:
+def load(path: Path, *, notebooks: bool = True, named: bool = True) -> Loaded:
     """Read a submission's topic files into memory (never running them). Never raises for
     anything in the submission: that becomes ``error`` or one topic's ``problems`` entry.
 
@@ -262,11 +263,21 @@ def load(path: Path, *, notebooks: bool = True) -> Loaded:
     ``unconverted`` are JSON (a notebook that would not convert counts as handed in, and
     ``error`` does not say that none converted). The batch's own process reads submissions
     that way to decide what to grade; the slot that grades one reads it in full.
+
+    An upload whose name cannot be an id, or whose id another upload of its folder shares,
+    is not read: its id is the derived one and ``error`` says why (:func:`ids.identify`).
+    ``named=False`` skips those rules (the id is the plain name): for a folder whose id names
+    no output, a student's own ``exercises/`` in `course check`, say, beside which an
+    ``exercises.zip`` is no rival upload.
     """
-    loaded = Loaded(id=submission_id(path), path=path, sha256="")
+    sid, unusable_name = ids.identify(path) if named else (ids.submission_id(path), None)
+    loaded = Loaded(id=sid, path=path, sha256="")
     folder = path.is_dir()
     try:
-        if folder:
+        if unusable_name is not None:
+            # Nothing of it is read: under a derived id, it is only listed, as an error.
+            loaded.error = unusable_name
+        elif folder:
             _read_folder(path, loaded, notebooks)
         else:
             _read_zip(path, loaded, notebooks)

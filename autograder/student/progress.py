@@ -26,7 +26,7 @@ from autograder.student.reset import exercise_state, pristine_stub
 def load_folder(folder: Path) -> submission.Loaded:
     """``folder`` read as the grader reads a submission (:func:`uploads.load`), its "not found"
     messages worded for a student's own folder: that a notebook would do too."""
-    loaded = uploads.load(folder)
+    loaded = uploads.load(folder, named=False)  # its name names no output file
     for topic in loaded.missing:
         loaded.problems[topic] = loaded.problems[topic].replace(
             submission.not_found_head(topic),

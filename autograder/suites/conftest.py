@@ -48,7 +48,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def _session(request: pytest.FixtureRequest):
     path = request.config.getoption("--submission")
     folder = Path(path) if path else Path(__file__).resolve().parents[2] / "exercises"
-    loaded = uploads.load(folder)
+    loaded = uploads.load(folder, named=False)  # its name names no output file
     with Slot(0) as slot, loop.open_session(slot, loaded.sources) as session:
         yield session
 

@@ -179,6 +179,25 @@ def cmd_release(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_points(args: argparse.Namespace) -> int:
+    from autograder.grading import points
+
+    if args.write:
+        changed = points.write()
+        print(f"{points.TABLE_PATH}: {'updated' if changed else 'up to date'}")
+        return 0
+    if args.topic:
+        try:
+            topic = catalogue.get_topic(args.topic).module
+        except (KeyError, ValueError) as exc:
+            print(f"course points: {exc.args[0] if exc.args else exc}", file=sys.stderr)
+            return 2
+        print(points.topic_table(topic), end="")
+    else:
+        print(points.table(), end="")
+    return 0
+
+
 def _limit_options(s: argparse.ArgumentParser) -> None:
     # The defaults are Limits' own (autograder/limits.py: one home for them).
     s.add_argument("--call-timeout", type=float, default=Limits.call_seconds,
@@ -299,6 +318,13 @@ def build_parser() -> argparse.ArgumentParser:
     _limit_options(s)
     _site_url_option(s)
     s.set_defaults(func=cmd_gradescope, instructor=True)
+
+    s = sub.add_parser("points", help="every graded test and its points, as a Markdown table "
+                                      "(instructors)")
+    s.add_argument("topic", nargs="?", help="one topic (default: all)")
+    s.add_argument("--write", action="store_true",
+                   help="update the checked-in table, docs/design/points.md")
+    s.set_defaults(func=cmd_points, instructor=True)
 
     s = sub.add_parser("release", help="build the student repository (no solutions, no hidden "
                                        "tests)")

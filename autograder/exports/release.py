@@ -52,7 +52,7 @@ SKIP_DOCS = ("docs/generated", "docs/assets/vendor")
 #: ``docs/`` pages). Readers of the repository find them in ``docs/design/``.
 MAINTAINER_DOCS = (
     "docs/design/README.md", "docs/design/grading-contract.md",
-    "docs/design/measured-facts.md", "docs/design/suite-strength.md",
+    "docs/design/measured-facts.md", "docs/design/points.md", "docs/design/suite-strength.md",
     "docs/design/threat-model.md", "docs/design/wire-format.md",
     # How hidden tests are written and which inputs they need: for suite authors only.
     "autograder/suites/README.md",

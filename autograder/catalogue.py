@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 import functools
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -116,6 +117,14 @@ class Exercise:
     @property
     def qualname(self) -> str:
         return f"{self.topic}.{self.name}"
+
+    @property
+    def stub_message_start(self) -> str:
+        """A regex of how the message of this exercise's stub ``NotImplementedError`` starts
+        (:mod:`autograder.authoring.stubs` writes it): the qualname, then ``:`` (its body, a
+        helper of it) or ``.`` (a method of it). `course list --static` finds it in a source
+        (:mod:`autograder.student.reset`), feedback in a failure (:mod:`autograder.results.failures`)."""
+        return rf"{re.escape(self.qualname)}[.:]"
 
     @property
     def lesson_link(self) -> str:

@@ -195,3 +195,46 @@ def test_no_module_outside_the_suites_is_over_400_lines():
     assert not unlisted, f"over {MAX_LINES} lines: {unlisted}"
     stale = sorted(set(LONG_MODULES) - set(over))
     assert not stale, f"no longer over {MAX_LINES} lines, remove from LONG_MODULES: {stale}"
+
+
+#: Layers that must not import upward (issue 35, item 3): a package -> the packages it may not
+#: import. `cli/` sits above everything; `student/` serves it; `results/` is what a graded
+#: submission becomes, below the code that grades and the commands that show it.
+NO_UPWARD = {
+    "autograder.student": ("autograder.cli",),
+    "autograder.results": ("autograder.grading", "autograder.student", "autograder.cli"),
+}
+#: The upward arrows still there, and why (each a lazy import).
+UPWARD_LEFT = {
+    ("autograder.results.failures", "autograder.grading.run"):
+        "a result loaded from disk has no test specs: its tests' own hints are looked up by "
+        "collecting the suites again (issue 35, item 1: one result record carrying them)",
+    ("autograder.results.model", "autograder.grading.run"):
+        "the type of Graded.results, under TYPE_CHECKING only (no import at run time)",
+}
+
+
+def upward_arrows(graph: dict[str, set[str]]) -> list[tuple[str, str]]:
+    """(importer, imported) pairs of ``graph`` that cross :data:`NO_UPWARD`, less
+    :data:`UPWARD_LEFT`."""
+    found = []
+    for m, deps in graph.items():
+        for low, highs in NO_UPWARD.items():
+            if m == low or m.startswith(low + "."):
+                found += [(m, d) for d in deps for h in highs
+                          if (d == h or d.startswith(h + ".")) and (m, d) not in UPWARD_LEFT]
+    return sorted(set(found))
+
+
+def test_no_arrow_runs_upward():
+    assert upward_arrows(_graph()) == []
+    stale = [pair for pair in UPWARD_LEFT if pair[1] not in _graph().get(pair[0], set())]
+    assert not stale, f"no longer imported, remove from UPWARD_LEFT: {stale}"
+
+
+def test_the_arrow_check_sees_an_upward_import():
+    graph = {"autograder.student.watch": {"autograder.cli.app"},
+             "autograder.results.report": {"autograder.grading.batch", "autograder.catalogue"},
+             "autograder.cli.app": {"autograder.student.watch"}}
+    assert upward_arrows(graph) == [("autograder.results.report", "autograder.grading.batch"),
+                                    ("autograder.student.watch", "autograder.cli.app")]

@@ -8,7 +8,7 @@ import pytest
 
 from autograder import catalogue
 from autograder.authoring.suite import graded
-from autograder.cli import console
+from autograder import console
 from autograder.grading import loop
 from autograder.grading import run as runner
 from autograder.results import failures, writers

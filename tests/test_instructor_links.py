@@ -14,7 +14,7 @@ import pytest
 from rich.console import Console
 
 from autograder import catalogue
-from autograder.cli import console as cli_console
+from autograder import console as cli_console
 from autograder.cli import demo
 from autograder.exports import gradescope
 from autograder.exports.nbgrader import export as nbgrader_export

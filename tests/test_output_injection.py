@@ -173,7 +173,7 @@ def test_hidden_entries_of_a_class_folder_are_skipped(tmp_path):
 def test_the_grade_table_prints_an_id_as_text(sid):
     from rich.console import Console
 
-    from autograder.cli import console
+    from autograder import console
 
     r = Result(id=sid, sha256="0", status="ok", tests=[],
                topics=dict.fromkeys(catalogue.topic_modules(), 0.0), score=0.0, max_score=100.0)

@@ -44,7 +44,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
     from autograder.grading import submission
     from rich.markup import escape
 
-    from autograder.cli.console import (PUBLIC_ONLY, console, grade_progress, grade_table,
+    from autograder.console import (PUBLIC_ONLY, console, grade_progress, grade_table,
                                         public_tests_only)
     from autograder.results.text import printable
 
@@ -121,7 +121,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     t0 = time.monotonic()
     class_dir = prepare(Path(args.out))
     rc = main(["grade", "--class", str(class_dir), "--out", args.out, "--jobs", str(args.jobs)])
-    from autograder.cli.console import console
+    from autograder.console import console
 
     print_legend(console)
     print(f"demo finished in {time.monotonic() - t0:.1f} s")
@@ -167,7 +167,7 @@ def cmd_gradescope(args: argparse.Namespace) -> int:
 
 def cmd_release(args: argparse.Namespace) -> int:
     from autograder.exports import release
-    from autograder.cli.console import console
+    from autograder.console import console
 
     try:
         with console.status("recording reference values and building the release …"):

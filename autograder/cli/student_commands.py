@@ -22,7 +22,7 @@ def _exercises_dir(arg: str | None) -> Path:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from autograder.cli.console import check_report, console
+    from autograder.console import check_report, console
     from autograder.grading import loop
     from autograder.grading import run as runner
     from autograder.sandbox.slot import Slot

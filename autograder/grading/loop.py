@@ -195,6 +195,8 @@ def grade(slot: Slot, sources: dict[str, bytes], specs: dict[str, list[runner.Te
                 with phase_lock(phase):
                     run_phase(g, (public_slot or slot) if phase == "public" else slot, specs,
                               phase, plans=plans, references=references, status=status)
-    finally:
-        out = finish(g, specs)
-    return out
+    except BaseException:  # a stop (Ctrl-C): no outcome, the session closed
+        if g.session is not None:
+            g.session.close()
+        raise
+    return finish(g, specs)

@@ -15,7 +15,7 @@ from rich.table import Table
 from autograder import catalogue
 from autograder.grading import run as runner
 from autograder.grading import submission, uploads
-from autograder.cli.console import console
+from autograder.console import console
 from autograder.grading.run import TestResult
 from autograder.results import failures
 from autograder.student.reset import exercise_state, pristine_stub

@@ -142,15 +142,8 @@ def exercise_state(text: str | None, ex: catalogue.Exercise) -> str:
     seg = segment(text, ex.name)
     if seg is None:
         return "missing"
-    stub_raise = re.compile(rf"NotImplementedError\(\s*[\"']{stub_message_start(ex)}")
+    stub_raise = re.compile(rf"NotImplementedError\(\s*[\"']{ex.stub_message_start}")
     return "todo" if stub_raise.search(seg) else "written"
-
-
-def stub_message_start(ex: catalogue.Exercise) -> str:
-    """A regex of how the message of ``ex``'s stub ``NotImplementedError`` starts: the
-    exercise's qualname, then ``:`` (its body, a helper of it) or ``.`` (a method of it).
-    :func:`exercise_state` finds it in the source; autograder.results.failures in a failure."""
-    return rf"{re.escape(ex.qualname)}[.:]"
 
 
 # ---------------------------------------------------------------- reset

@@ -14,7 +14,7 @@ from pathlib import Path
 from rich.markup import escape
 
 from autograder import __version__, catalogue
-from autograder.cli.console import console
+from autograder.console import console
 from autograder.grading.run import TestResult
 from autograder.student.progress import (progress, progress_table, run_public, summary_line,
                                          warn_shadowed)

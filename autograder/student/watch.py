@@ -8,7 +8,7 @@ from pathlib import Path
 
 
 from autograder import catalogue
-from autograder.cli.console import console, print_failures, print_output
+from autograder.console import console, print_failures, print_output
 from autograder.grading.run import TestResult
 from autograder.student.progress import (check_public, progress, progress_table, summary_line,
                                          warn_shadowed)
@@ -23,7 +23,7 @@ WATCH_FAILURES = 5
 def _failures(results: list[TestResult], notes: dict[str, str] | None = None,
               limit: int = WATCH_FAILURES) -> None:
     """One topic's failures after a save: its first ``limit`` failed tests (the shared order
-    and caps of :func:`autograder.cli.console.print_failures`)."""
+    and caps of :func:`autograder.console.print_failures`)."""
     if results:
         print_failures(results, limit, notes)
 

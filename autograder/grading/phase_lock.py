@@ -7,7 +7,10 @@ other, and no filter closes every such channel (docs/design/threat-model.md, pha
 closes the kind is time: a worker that holds a hidden input never runs beside a worker whose
 output reaches a student. Within one batch the sweeps order it (:mod:`autograder.grading.batch`);
 across graders on one kernel this lock does: a public phase holds it shared, a hidden phase
-holds it exclusively, for as long as that phase's workers live.
+holds it exclusively, for as long as that phase's workers live. Only graders that run a hidden
+phase take it (``course grade``, Gradescope's run): a public-only check holds no hidden input,
+and where students run code of their own on the grading host, any of their processes could
+listen without a grader, so the lock would order nothing that matters there.
 
 The lock is ``flock(2)`` on :data:`LOCK_NAME` in the system's run folder (``/run/lock``, or the
 temp folder where that is not writable). It is a lock between graders, which are trusted: no
@@ -20,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import sys
 import tempfile
 from typing import Iterator
 
@@ -69,8 +73,16 @@ def phase_lock(phase: str) -> Iterator[None]:
     if phase not in ("public", "hidden"):
         raise ValueError(f"phase must be 'public' or 'hidden', not {phase!r}")
     fd = _open(lock_path())
+    mode = fcntl.LOCK_SH if phase == "public" else fcntl.LOCK_EX
     try:
-        fcntl.flock(fd, fcntl.LOCK_SH if phase == "public" else fcntl.LOCK_EX)
+        try:
+            fcntl.flock(fd, mode | fcntl.LOCK_NB)
+        except BlockingIOError:
+            # Another grader of this machine is in the other phase: say why nothing moves.
+            print(f"waiting for another grader on this machine to finish its "
+                  f"{'hidden' if phase == 'public' else 'public'} tests (the phases of two "
+                  f"graders never overlap: {lock_path()})", file=sys.stderr, flush=True)
+            fcntl.flock(fd, mode)
         yield
     finally:
         os.close(fd)  # releases the lock

@@ -31,9 +31,8 @@ import pytest
 from autograder import catalogue
 from tests.helpers import course, course_env, finish, spawn
 
-pytestmark = [pytest.mark.slow,
-              pytest.mark.skipif(os.uname().machine not in ("x86_64", "aarch64"),
-                                 reason="the attack knows x86_64's and aarch64's call numbers")]
+ATTACK_ARCH = pytest.mark.skipif(os.uname().machine not in ("x86_64", "aarch64"),
+                                 reason="the attack knows x86_64's and aarch64's call numbers")
 
 EX01 = catalogue.topics()[0].module
 #: How many words the pair uses (one listening thread each in B; under the worker's
@@ -143,6 +142,8 @@ def _args(class_dir: Path, out: Path, jobs: str) -> list[str]:
             "--call-timeout", "20", "--submission-timeout", "120"]
 
 
+@pytest.mark.slow
+@ATTACK_ARCH
 def test_a_batch_grades_every_public_phase_before_any_hidden_one(tmp_path):
     """The pair in one batch of two slots: B's public phase never overlaps A's hidden one."""
     cls = tmp_path / "class"
@@ -154,6 +155,8 @@ def test_a_batch_grades_every_public_phase_before_any_hidden_one(tmp_path):
     _check(out, out)
 
 
+@pytest.mark.slow
+@ATTACK_ARCH
 def test_two_graders_on_one_machine_order_their_phases(tmp_path):
     """Two independent `course grade --jobs 1` at once, A in one, B in the other: the
     host-wide phase lock keeps B's public phase and A's hidden one apart."""
@@ -167,3 +170,36 @@ def test_two_graders_on_one_machine_order_their_phases(tmp_path):
     for proc in [finish(p) for p in runs]:
         assert proc.returncode == 0, proc.stderr[-3000:]
     _check(tmp_path / "out-sender", tmp_path / "out-listener")
+
+
+def test_a_suspended_session_travels_and_resumes_where_it_stopped(slot):
+    """Between the sweeps a submission's session is suspended (its workers reaped), pickled to
+    whichever slot process runs its hidden phase, and resumed there: the same budget, the
+    deadline not counting the time between, its failed imports kept."""
+    import pickle
+    import time
+
+    from autograder.sandbox.errors import ImportFailed
+    from autograder.sandbox.session import Session
+
+    source = "import numpy as np\ndef dot(u, v):\n    return float(np.dot(u, v))\n"
+    s = Session(slot, {EX01: source.encode(), "broken": b"raise ValueError('at import')\n"})
+    assert s.call(EX01, "dot", ([1.0, 2.0], [3.0, 4.0])) == 11.0
+    with pytest.raises(ImportFailed):
+        s.load("broken")
+    pid = s.pid
+    s.suspend()
+    assert s.pid is None and s.slot is None
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)  # reaped, not merely signalled
+    left = s.time_left()
+    back = pickle.loads(pickle.dumps(s))
+    time.sleep(1.0)
+    back.resume(slot, "hidden")
+    assert back.phase == "hidden"
+    assert abs(back.time_left() - left) < 0.5  # the second between the sweeps is not counted
+    assert "broken" in back.failed_imports
+    assert back.call(EX01, "dot", ([1.0], [2.0])) == 2.0
+    with pytest.raises(RuntimeError, match="suspended"):
+        pickle.dumps(back)  # a live session never travels
+    back.close()

@@ -126,7 +126,10 @@ def test_cluster_refuses_values_the_file_cannot_hold(kw, says):
 
 def _class(folder: Path) -> Path:
     """Four submissions of topic 1 alone (the other topics missing: cheap to grade)."""
-    wrong = solution_source("ex01_vectors").replace("return float(", "return 1.0 + float(", 1)
+    # A wrong dot that prints: a batch's plan runs calls a test stopped at its first failure
+    # never makes, so the output it keeps differs with and without one (batch.PLAN_MIN).
+    wrong = solution_source("ex01_vectors").replace(
+        "    return float(", "    print('dot called')\n    return 1.0 + float(", 1)
     assert wrong != solution_source("ex01_vectors")
     for sid, text in {"ann": solution_source("ex01_vectors"), "bob": stub_source("ex01_vectors"),
                       "cy": wrong, "dee": "print('hello')\n" + solution_source("ex01_vectors")

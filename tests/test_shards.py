@@ -102,6 +102,10 @@ def test_kubernetes_manifest_is_an_indexed_job():
     assert spec["completions"] == spec["parallelism"] == 4
     (box,) = spec["template"]["spec"]["containers"]
     assert '--shard "$JOB_COMPLETION_INDEX/4"' in box["args"][0]
+    assert box["env"] == [{"name": "COURSE_PHASE_LOCK",
+                           "value": "/run/lock/node/course-grading-phases.lock"}]
+    assert {"name": "node-lock", "hostPath": {"path": "/run/lock", "type": "Directory"}} in \
+        spec["template"]["spec"]["volumes"]
     assert "--class 'class dir'" in box["args"][0]
 
 

@@ -14,6 +14,8 @@
 #   sudo scripts/slurm_check.sh          # from anywhere; a few minutes (the install: ~1 more)
 #   sudo scripts/slurm_check.sh --keep   # leave the daemons running afterwards
 #
+# Do not edit the checkout's autograder/ or solutions/ while it runs: the grader version digests
+# them, so the two runs would carry different versions (and report.html names the version).
 # Stops only the daemons it started (by their pid files). Environment:
 #   SLURM_CHECK_DIR   work folder (default build/slurm-check in the repository; emptied first)
 #   SHARDS            how many shards (default 4)
@@ -154,8 +156,9 @@ t3=$(date +%s.%N)
 
 log "jobs"
 failed=0
-for job in $(scontrol -o show job "$array" | sed -n 's/.*JobId=\([0-9]*\) .*/\1/p') "$report"; do
-  line=$(scontrol -o show job "$job")
+# One line per array task (-o), then the report job's.
+while read -r line; do
+  job=$(sed -n 's/^JobId=\([0-9]*\) .*/\1/p' <<<"$line")
   name=$(sed -n 's/.*JobName=\([^ ]*\).*/\1/p' <<<"$line")
   task=$(sed -n 's/.*ArrayTaskId=\([^ ]*\).*/\1/p' <<<"$line")
   st=$(sed -n 's/.*JobState=\([^ ]*\).*/\1/p' <<<"$line")
@@ -163,7 +166,7 @@ for job in $(scontrol -o show job "$array" | sed -n 's/.*JobId=\([0-9]*\) .*/\1/
   run=$(sed -n 's/.*RunTime=\([^ ]*\).*/\1/p' <<<"$line")
   echo "job $job $name${task:+ task $task}: $st, exit $rc, ran $run"
   [ "$st" = COMPLETED ] || failed=1
-done
+done < <(scontrol -o show job "$array"; scontrol -o show job "$report")
 for f in "$WORK"/sharded/slurm/*.log; do
   echo "--- $(basename "$f") (last lines)"
   tail -2 "$f"
@@ -189,8 +192,11 @@ for rel in files(whole):
         da, db = (json.loads(p.read_text("utf-8")) for p in (a, b))
         ta, tb = da.pop("execution_time"), db.pop("execution_time")
         same = da == db
+        what = "" if same else " (differs in: " + ", ".join(sorted(
+            k for k in {**da, **da["extra_data"]} if da.get(k, da["extra_data"].get(k))
+            != db.get(k, db["extra_data"].get(k)))) + ")"
         print(f"{rel}: {'identical' if same else 'DIFFERENT'} but for execution_time "
-              f"({ta} s unsharded, {tb} s sharded)")
+              f"({ta} s unsharded, {tb} s sharded){what}")
     else:
         same = a.read_bytes() == b.read_bytes()
         print(f"{rel}: {'byte-identical' if same else 'DIFFERENT'}")

@@ -185,6 +185,10 @@ def test_shards_merged_are_byte_identical_to_one_unsharded_run(tmp_path):
         md = f"feedback/{sid}.md"
         assert (merged / md).read_bytes() == (whole / md).read_bytes(), md
     assert _results(merged) == _results(whole)
+    (merged / "grades.csv").unlink()
+    every = course("report", str(merged))  # without --class: every result in the folder
+    assert every.returncode == 0, every.stderr
+    assert (merged / "grades.csv").read_bytes() == (whole / "grades.csv").read_bytes()
 
     # A shard run again (as after a kill) regrades only what it had not written.
     (merged / "results" / "dee.json").unlink()

@@ -49,6 +49,24 @@ def test_a_shard_with_no_submission_is_empty(tmp_path):
     assert shards.select([tmp_path / "a"], shards.Shard(1, 2)) == []
 
 
+def test_a_shard_removes_only_its_own_stale_temp_files(tmp_path):
+    """Shards share --out: another shard's temp file is a write in progress, never removed."""
+    import tempfile
+
+    from autograder.results import writers
+
+    for sub in ("results", "feedback"):
+        (tmp_path / sub).mkdir()
+    temps = {name: Path(tempfile.mkstemp(dir=tmp_path / sub, prefix=f".{name}.",
+                                         suffix=".tmp")[1])
+             for sub, name in [("results", "a.json"), ("feedback", "a.md"),
+                               ("results", "a.json.json"), ("results", "b.json")]}
+    writers.remove_stale_temps(tmp_path, ["a"])
+    assert sorted(n for n, p in temps.items() if p.exists()) == ["a.json.json", "b.json"]
+    writers.remove_stale_temps(tmp_path)  # an unsharded batch owns the folder: all go
+    assert not any(p.exists() for p in temps.values())
+
+
 # ---------------------------------------------------------------- course cluster
 
 

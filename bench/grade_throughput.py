@@ -2,13 +2,15 @@
 Otter-Grader's `otter run`.
 
     python bench/grade_throughput.py [--n 300] [--jobs 2] [--pytest-sample 10] [--no-nbgrader]
-                                     [--otter-sample 10]
+                                     [--otter-sample 10] [--shards 2]
 
 Generates a class of N submissions in a temp dir (a realistic mix: complete ones each written
 their own way, partly right, stubs, broken, slow; see ``make_class``), then times, in one run on
 the same class:
   1. `course grade --jobs J` on all N (the real CLI, a fresh process);
   2. the same suites run by one plain `pytest` process per submission, on a sample, scaled;
+  2b. with --shards N (default 2): N concurrent `course grade --shard K/N --jobs 1` on this
+      machine into one folder, then `course report` (the merge), wall time for the class;
   3. `nbgrader autograde` on the notebook form of a correct and a stub student (all topics);
   4. `otter run` (Otter-Grader 7, the command Gradescope's Otter images run per submission), one
      call per topic the student handed in (a topic is one Otter assignment, its autograder zip
@@ -119,6 +121,31 @@ def bench_course(class_dir: Path, out: Path, jobs: int) -> dict:
     docs = [json.loads(p.read_text()) for p in (out / "results").glob("*.json")]
     exec_total = sum(d["execution_time"] for d in docs)
     return {"seconds": secs, "n": len(docs), "peak_kib": peak, "exec_total": exec_total}
+
+
+def bench_shards(class_dir: Path, out: Path, shards: int, whole: Path) -> dict:
+    """`course grade --shard K/N --jobs 1` for K = 0..N-1, all at once on this machine into one
+    output folder, then `course report --class`: the wall time of the whole, and whether its
+    grades.csv is the unsharded run's (``whole``) byte for byte. On one machine the shards are
+    N graders that the host-wide phase lock orders (hidden sweeps one at a time): this is what
+    one node of a cluster pays, not a cluster's speed-up."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    t0 = time.monotonic()
+    procs = [subprocess.Popen([sys.executable, "-m", "autograder.cli", "grade", "--class",
+                               str(class_dir), "--out", str(out), "--jobs", "1", "--shard",
+                               f"{k}/{shards}"], env=env, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True) for k in range(shards)]
+    errors = [p.communicate()[1] for p in procs]
+    for p, err in zip(procs, errors):
+        if p.returncode != 0:
+            raise SystemExit(f"course grade --shard failed:\n{err[-3000:]}")
+    secs, proc = timed([sys.executable, "-m", "autograder.cli", "report", str(out), "--class",
+                        str(class_dir)])
+    if proc.returncode != 0:
+        raise SystemExit(f"course report failed:\n{proc.stderr[-3000:]}")
+    same = (out / "grades.csv").read_bytes() == (whole / "grades.csv").read_bytes()
+    return {"seconds": time.monotonic() - t0, "report_seconds": secs, "same": same,
+            "shards": shards}
 
 
 def bench_student_share(class_dir: Path, sample: int, jobs: int) -> dict:
@@ -289,6 +316,9 @@ def main() -> None:
     ap.add_argument("--otter-sample", type=int, default=10,
                     help="submissions timed with `otter run` (0: skip Otter)")
     ap.add_argument("--share-sample", type=int, default=20)
+    ap.add_argument("--shards", type=int, default=2,
+                    help="also grade the class as this many concurrent `course grade --shard` "
+                         "runs on this machine, then `course report` (0: skip)")
     ap.add_argument("--topics", default="",
                     help="comma-separated topic modules the class hands in (default: all); the "
                          "others are missing. For a quick smoke run, not for a measurement.")
@@ -298,6 +328,8 @@ def main() -> None:
         class_dir = Path(tmp) / "class"
         make_class(class_dir, args.n, topics)
         course = bench_course(class_dir, Path(tmp) / "out", args.jobs)
+        sharded = (bench_shards(class_dir, Path(tmp) / "sharded", args.shards, Path(tmp) / "out")
+                   if args.shards > 0 else None)
         share = bench_student_share(class_dir, min(args.share_sample, args.n), args.jobs)
         pyt = bench_pytest(class_dir, min(args.pytest_sample, args.n), topics)
         nbg = bench_nbgrader() if args.nbgrader else None
@@ -316,6 +348,10 @@ def main() -> None:
     if ott:
         ott_per = ott["seconds"] / ott["n"]
         rows.append((f"otter run (sample {ott['n']})", ott_per, ott_per / per))
+    if sharded:
+        sh_per = sharded["seconds"] / course["n"]
+        rows.append((f"{sharded['shards']} shards × --jobs 1 + course report", sh_per,
+                     sh_per / per))
     overhead = (share["graded"] - share["student"]) / share["n"]
     setup = share["wall"] - share["graded"]
     print(f"\nclass of {course['n']} submissions, {os.cpu_count()} cores\n")
@@ -323,6 +359,11 @@ def main() -> None:
     print("|---|---:|---:|")
     for name, s, ratio in rows:
         print(f"| {name} | {s:.3f} | {ratio:.1f} |")
+    if sharded:
+        print(f"\nshards on this one machine: {sharded['seconds']:.1f} s wall for the class "
+              f"(course report {sharded['report_seconds']:.1f} s of it); merged grades.csv "
+              + ("byte-identical to" if sharded["same"] else "DIFFERENT from")
+              + " the unsharded run's")
     print(f"\npeak memory (largest child process): {course['peak_kib'] / 1024:.0f} MiB")
     n = share["n"]
     print(f"waiting for workers' replies: {share['student'] / n:.3f} s/submission, of which "

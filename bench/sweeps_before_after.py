@@ -26,8 +26,12 @@ from bench.grade_throughput import make_class  # noqa: E402
 
 
 def run(tree: Path, class_dir: Path, out: Path, jobs: int) -> float:
-    """Seconds of `course grade --class CLASS --out OUT --jobs J` with ``tree``'s grader."""
-    env = {**os.environ, "PYTHONPATH": str(tree)}
+    """Seconds of `course grade --class CLASS --out OUT --jobs J` with ``tree``'s grader.
+
+    With a phase lock of its own (autograder/grading/phase_lock.py): the price measured is the
+    sweeps', not a wait for another grader that happens to run on this machine."""
+    env = {**os.environ, "PYTHONPATH": str(tree),
+           "COURSE_PHASE_LOCK": str(out.parent / f"{out.name}.lock")}
     t0 = time.monotonic()
     proc = subprocess.run([sys.executable, "-m", "autograder.cli", "grade", "--class",
                            str(class_dir), "--out", str(out), "--jobs", str(jobs)],

@@ -12,6 +12,8 @@ from autograder import catalogue, paths
 from autograder.limits import Limits
 from autograder.cli.student_commands import (cmd_check, cmd_hint, cmd_list, cmd_notebook,
                                                 cmd_reset, cmd_submit, cmd_watch)
+from autograder.cli.shard_commands import (add_cluster_parser, add_report_parser, shard_arg,
+                                           shard_note)
 
 ROOT = paths.ROOT
 
@@ -59,7 +61,14 @@ def cmd_grade(args: argparse.Namespace) -> int:
     except submission.UsageError as exc:
         print(f"course grade: {exc}", file=sys.stderr)
         return 2
-    if not paths:
+    class_size = len(paths)
+    if args.shard is not None:  # a part of the class (autograder.grading.shards)
+        from autograder.grading import shards
+
+        paths = shards.select(paths, args.shard)
+        print(f"shard {args.shard}: {len(paths)} of the class's {class_size} submissions",
+              file=sys.stderr)
+    elif not paths:
         print(f"course grade: no submissions found ({args.class_dir} has no folder or .zip "
               "child); writing empty outputs", file=sys.stderr)
     limits = Limits(call_seconds=args.call_timeout, submission_seconds=args.submission_timeout)
@@ -71,13 +80,14 @@ def cmd_grade(args: argparse.Namespace) -> int:
     t0 = time.monotonic()
     try:
         with grade_progress() as bar:
-            planned = args.plan and len(paths) >= grade.PLAN_MIN
+            planned = args.plan and class_size >= grade.PLAN_MIN
             task = bar.add_task("grading", total=len(paths),
                                 last="each slot first grades the reference" if planned else "")
             # Two sweeps (every public phase, then every hidden one): the bar counts each.
             summaries = grade.grade_batch(
                 paths, Path(args.out), jobs=args.jobs, limits=limits, plan_batches=args.plan,
                 visibility_hidden=args.hidden_visibility, site_url=site_url,
+                class_files=args.shard is None, plan_size=class_size,
                 sweep=lambda name, done, total: bar.update(
                     task, description=f"{name} tests", completed=done, total=total),
                 # the id as text: escaped rich markup ("[link=…]"), no terminal escapes
@@ -107,8 +117,8 @@ def cmd_grade(args: argparse.Namespace) -> int:
     console.print(f"{len(summaries)} submission(s) in {time.monotonic() - t0:.1f} s"
                   + (f" ({len(summaries) - len(fresh)} unchanged, not regraded)"
                      if len(fresh) < len(summaries) else "")
-                  + f"; outputs in {args.out}/ (grades.csv, results/, feedback/, "
-                    "report.html)")
+                  + (f"; outputs in {args.out}/ (grades.csv, results/, feedback/, "
+                     "report.html)" if args.shard is None else shard_note(args)))
     if public_tests_only():  # a student release: a score out of 100 must not read as a grade
         console.print(f"[bold yellow]grades.csv and this table: {PUBLIC_ONLY}[/] (the hidden "
                       "tests run when you are graded)")
@@ -296,7 +306,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="grade every call one at a time, without first recording the "
                         "reference's calls (slower; see docs/instructors.md)")
     _site_url_option(s)
+    s.add_argument("--shard", type=shard_arg, metavar="K/N", default=None,
+                   help="grade only the K-th (from 0) of N parts of the class, split by "
+                        "submission id; N shards may share one --out; then `course report`")
     s.set_defaults(func=cmd_grade)
+    add_report_parser(sub)
+    add_cluster_parser(sub)
 
     s = sub.add_parser("demo", help="grade the bundled example class and print its table")
     s.add_argument("--out", default=str(ROOT / "build" / "demo"))

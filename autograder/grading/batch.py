@@ -335,7 +335,8 @@ def grade_batch(paths: list[Path], out: Path, *, jobs: int = 1, limits: Limits |
                 progress: Callable[[model.Result], None] | None = None,
                 plan_batches: bool = True, site_url: str | None = None,
                 plan_path: Path | None = None, class_files: bool = True,
-                sweep: Callable[[str, int, int], None] | None = None) -> list[model.Result]:
+                sweep: Callable[[str, int, int], None] | None = None,
+                plan_size: int | None = None) -> list[model.Result]:
     """Grade every submission into ``out``; returns summaries sorted by id.
 
     In two sweeps (docs/design/threat-model.md, phases): every submission's public tests, then,
@@ -355,7 +356,12 @@ def grade_batch(paths: list[Path], out: Path, *, jobs: int = 1, limits: Limits |
     (``plan_batches=False`` grades every call one at a time, as `course check` does).
     ``plan_path``: a plan recorded earlier (:mod:`autograder.grading.plan_file`), replayed
     whatever the batch's size where it is current (Gradescope's runs, one submission each).
-    ``class_files=False`` leaves out grades.csv and report.html (a class of one needs neither).
+    ``class_files=False`` leaves out grades.csv and report.html (a class of one needs neither,
+    a shard leaves them to `course report`) and removes only ``paths``' own stale temp files:
+    other graders (the other shards) may be writing into ``out`` at the same time.
+    ``plan_size``: how many submissions decide whether to plan (default ``len(paths)``); a
+    shard gives its whole class's, so that it writes what one unsharded run would
+    (:data:`PLAN_MIN`; :mod:`autograder.grading.shards`).
 
     Raises:
         Interrupted: a stop signal (SIGINT, SIGTERM) ended the batch; the submissions whose
@@ -364,7 +370,10 @@ def grade_batch(paths: list[Path], out: Path, *, jobs: int = 1, limits: Limits |
     out.mkdir(parents=True, exist_ok=True)
     for sub in ("results", "feedback"):  # there even for an empty class, as the CLI says
         (out / sub).mkdir(exist_ok=True)
-    outputs.remove_stale_temps(out)  # a batch killed mid-write left them; they are no result
+    # A batch killed mid-write left them; they are no result. Only this batch's own when the
+    # folder is shared: another shard's temp file is a write in progress.
+    outputs.remove_stale_temps(out, None if class_files else
+                               [submission.submission_id(p) for p in paths])
     global _signalled
     _signalled = None
     version = grader_version()
@@ -373,7 +382,7 @@ def grade_batch(paths: list[Path], out: Path, *, jobs: int = 1, limits: Limits |
         with stop_signals(_grader_stop):
             summaries = _grade_all(paths, out, jobs, limits, hidden, visibility_hidden,
                                    progress, plan_batches, version, loaded, site_url,
-                                   plan_path, sweep)
+                                   plan_path, sweep, plan_size)
     except BaseException as exc:
         # After a stop signal, whatever broke on the way out (a slot it reached first breaks
         # the pool; a closed slot refuses to restart) is the stop's doing.
@@ -393,7 +402,8 @@ def _grade_all(paths: list[Path], out: Path, jobs: int, limits: Limits | None, h
                visibility_hidden: str, progress: Callable[[model.Result], None] | None,
                plan_batches: bool, version: str, loaded: dict[Path, _Handed],
                site_url: str | None, plan_path: Path | None = None,
-               sweep: Callable[[str, int, int], None] | None = None) -> list[model.Result]:
+               sweep: Callable[[str, int, int], None] | None = None,
+               plan_size: int | None = None) -> list[model.Result]:
     """:func:`grade_batch`'s grading, without its outputs for the whole batch: the summaries
     in the order they finished. Fills ``loaded`` (path -> id and hash) as it reads them."""
     hide = sorted({str(out.resolve()), *(str(p.resolve().parent) for p in paths)})
@@ -403,8 +413,8 @@ def _grade_all(paths: list[Path], out: Path, jobs: int, limits: Limits | None, h
            "plan_path": str(plan_path) if plan_path else None}
     summaries: list[model.Result] = []
     # Whether to plan depends on the whole batch, resumed ones included: a resumed run must
-    # write what an uninterrupted one would have.
-    cfg["plan"] = plan_batches and len(paths) >= PLAN_MIN
+    # write what an uninterrupted one would have; a shard counts its whole class.
+    cfg["plan"] = plan_batches and (len(paths) if plan_size is None else plan_size) >= PLAN_MIN
     cfg["hidden_sweep"] = hidden and runner.has_hidden_suites()
     todo = []
     handed_in: set[str] = set()

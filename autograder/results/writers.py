@@ -10,6 +10,7 @@ import csv
 import io
 import json
 import os
+import re
 import tempfile
 from pathlib import Path
 
@@ -50,10 +51,22 @@ def write_atomic(path: Path, data: str | bytes) -> None:
         raise
 
 
-def remove_stale_temps(out: Path) -> None:
-    """Delete temp files that a killed run left mid-write (they never count as results)."""
-    for sub in ("results", "feedback", "."):
+def remove_stale_temps(out: Path, ids: list[str] | None = None) -> None:
+    """Delete temp files that a killed run left mid-write (they never count as results): all
+    of them, or with ``ids`` only those of these submissions' results and feedback files (the
+    other temp files of a folder that several shards share may be writes in progress)."""
+    own = None
+    if ids is not None:
+        # write_atomic's names: "." + the file's name + "." + mkstemp's 8 characters + ".tmp";
+        # matched whole, so that id "a" never claims the temp file of id "a.json".
+        files = "|".join(re.escape(f"{sid}{ext}") for sid in ids for ext in (".json", ".md"))
+        own = re.compile(rf"\.(?:{files})\.[a-z0-9_]{{8}}\.tmp") if files else None
+        if own is None:
+            return
+    for sub in ("results", "feedback") if own is not None else ("results", "feedback", "."):
         for p in (out / sub).glob(".*.tmp"):
+            if own is not None and not own.fullmatch(p.name):
+                continue
             try:
                 p.unlink()
             except OSError:

@@ -206,6 +206,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a topic: ex03_softmax, ex03, ex3, 3 or softmax (any case); or one "
                         "exercise: ex03_softmax.logsumexp or logsumexp (default: all topics)")
     s.add_argument("--dir", help="the folder holding your exercise files (default: exercises/)")
+    s.add_argument("-v", "--verbose", action="store_true",
+                   help="show the whole traceback of an error your code raised (the "
+                        "libraries' frames too), not only the lines of your own files")
     s.set_defaults(func=cmd_check)
 
     s = sub.add_parser("hint", help="tiered hints for one exercise (or a topic's first hints)")

@@ -25,6 +25,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     from autograder.cli.console import check_report, console
     from autograder.grading import loop
     from autograder.grading import run as runner
+    from autograder.sandbox import errors
     from autograder.sandbox.slot import Slot
     from autograder.student.progress import load_folder, warn_shadowed
 
@@ -41,11 +42,17 @@ def cmd_check(args: argparse.Namespace) -> int:
     specs = {top.module: [s for s in runner.collect(top.module, hidden=False)
                           if exercise is None or s.exercise == exercise.name]
              for top in topics}
-    with Slot(0) as slot:
-        outcome = loop.grade(slot, loaded.sources, specs, problems=loaded.problems,
-                             status=lambda topic: console.status(f"checking {topic} …"))
+    # -v: a public failure's message carries every frame of the student's side (the libraries'
+    # too), not only the submission's own (errors.StudentException; hidden tests: none).
+    full = errors.FULL_TRACEBACK.set(bool(getattr(args, "verbose", False)))
+    try:
+        with Slot(0) as slot:
+            outcome = loop.grade(slot, loaded.sources, specs, problems=loaded.problems,
+                                 status=lambda topic: console.status(f"checking {topic} …"))
+    finally:
+        errors.FULL_TRACEBACK.reset(full)
     results = outcome.flat()
-    check_report(results, topics, notes=outcome.notes, output=outcome.output)
+    check_report(results, topics, notes=outcome.notes, output=outcome.output, folder=folder)
     return 0 if results and all(r.passed for r in results) else 1
 
 

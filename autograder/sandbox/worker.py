@@ -124,8 +124,7 @@ class Server:
             message = str(exc)
         except Exception:  # noqa: BLE001 - describe_exception says so in the reply
             message = None
-        where = tuple((f.f_code.co_filename, lineno, f.f_code.co_name)
-                      for f, lineno in traceback.walk_tb(exc.__traceback__))
+        where = tuple(exception_frames(exc))
         key = (type(exc), message, where)
         frame = self._exceptions.get(key) if message is not None else None
         if frame is None:
@@ -257,10 +256,57 @@ def _resolve(obj: Any, dotted: str) -> Any:
     return obj
 
 
+#: The most frames a reply's traceback describes (a RecursionError has a thousand), and the
+#: most characters of its text (the codec keeps 4,000 of it: codec.RemoteException).
+TRACEBACK_FRAMES = 40
+TRACEBACK_CHARS = 3000
+
+#: The worker's own modules: their frames (the dispatcher, the probes) are the grader's side of
+#: a call, never shown (docs/design/wire-format.md, exceptions).
+_GRADER_FILES = frozenset(os.path.splitext(m.__file__ or "")[0]
+                          for m in (sys.modules[__name__], probes, interpreter))
+
+
+def _is_grader_frame(filename: str) -> bool:
+    return os.path.splitext(filename)[0] in _GRADER_FILES
+
+
+def exception_frames(exc: BaseException) -> list[tuple[str, int, str]]:
+    """The frames of ``exc``'s traceback as (file, line, function), outermost first, without
+    the worker's own; then, where a library re-raised another exception ``from`` it (Triton's
+    interpreter wraps every error of a kernel in ``InterpreterError(repr(e)) from e``), the
+    frames of that cause, which reach the line of the student's kernel. The last
+    :data:`TRACEBACK_FRAMES` of them."""
+    found: list[tuple[str, int, str]] = []
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen and len(seen) < 4:
+        seen.add(id(exc))
+        found += [(f.f_code.co_filename, lineno or 0, f.f_code.co_name)
+                  for f, lineno in traceback.walk_tb(exc.__traceback__)
+                  if not _is_grader_frame(f.f_code.co_filename)]
+        exc = exc.__cause__
+    return found[-TRACEBACK_FRAMES:]
+
+
+def _shown_path(filename: str, sub_dir: str) -> str:
+    """A frame's file as feedback names it: ``<submission>/…`` for the submission's own files
+    (its folder has a random name: results must be byte-identical run to run), and
+    ``<site-packages>/…`` for an installed library, never a path inside the grader's venv."""
+    if sub_dir and filename.startswith(sub_dir + os.sep):
+        return "<submission>/" + filename[len(sub_dir) + 1:]
+    head, sep, tail = filename.rpartition(f"{os.sep}site-packages{os.sep}")
+    return f"<site-packages>/{tail}" if sep else filename
+
+
 def describe_exception(exc: BaseException, sub_dir: str = "") -> codec.RemoteException:
     """``exc`` as it crosses to the grader: its MRO's qualified names, its message (2,000
-    characters at most) and the student's own frames of its traceback (the last five, 3,000
-    characters at most), with ``sub_dir`` and its parent written as fixed placeholders."""
+    characters at most) and its traceback on the student's side (:func:`exception_frames`:
+    the submission's frames and the libraries' it called, never the worker's own), in Python's
+    own layout (``  File "<submission>/ex03_softmax.py", line 12, in softmax`` and the line's
+    text), at most :data:`TRACEBACK_CHARS` characters: the libraries' outermost frames are
+    dropped first, so the submission's own frames survive. ``sub_dir`` and its parent are
+    written as fixed placeholders. The grader shows only the submission's frames, and only in
+    public tests (:func:`autograder.sandbox.errors.own_frames`)."""
     mro = []
     for k in type(exc).__mro__:
         mod = k.__module__
@@ -269,24 +315,54 @@ def describe_exception(exc: BaseException, sub_dir: str = "") -> codec.RemoteExc
         message = str(exc)
     except Exception:  # a student exception whose __str__ raises
         message = "<unprintable message>"
-    # Only the student's own frames (the worker's internals are noise to them), the last five.
     # Written out here rather than by traceback.format_list, whose 3.11 carets re-parse every
     # line: a stub raising NotImplementedError thousands of times spent most of its time there.
-    frames = [(f.f_code.co_filename, lineno, f.f_code.co_name)
-              for f, lineno in traceback.walk_tb(exc.__traceback__)
-              if "autograder" not in f.f_code.co_filename.replace("\\", "/").split("/")[-2:][0]]
-    text = ""
-    for filename, lineno, name in frames[-5:]:
-        line = linecache.getline(filename, lineno or 0).strip()
-        text += f'  File "{filename}", line {lineno}, in {name}\n'
-        text += f"    {line}\n" if line else ""
+    entries = []
+    for filename, lineno, name in exception_frames(exc):
+        shown = _shown_path(filename, sub_dir)
+        line = linecache.getline(filename, lineno).strip()[:200]
+        entries.append((shown.startswith("<submission>/"),
+                        f'  File "{shown}", line {lineno}, in {name}\n'
+                        + (f"    {line}\n" if line else "")))
+    while sum(len(e) for _, e in entries) > TRACEBACK_CHARS and len(entries) > 1:
+        # the outermost library frame, else the outermost frame: whole frames, never half one
+        entries.remove(next((e for e in entries if not e[0]), entries[0]))
+    text = "".join(e for _, e in entries)[-TRACEBACK_CHARS:]
     if sub_dir:
         # The grader scrubs these too; done here as well, the same mistake in two submissions
         # gives the same bytes (autograder.grading.replay compares replies byte for byte).
         workdir = os.path.dirname(sub_dir)
         message, text = (x.replace(sub_dir, "<submission>").replace(workdir, "<workdir>")
                          for x in (message, text))
-    return codec.RemoteException(classes=mro, message=message[:2000], traceback=text[-3000:])
+    return codec.RemoteException(classes=mro, message=message[:2000], traceback=text)
+
+
+def warnings_at_submission(sub_dir: str) -> None:
+    """Have a warning that a library raised name the submission's line that called it.
+
+    A warning's place is the frame its ``stacklevel`` picks, often a line inside numpy or
+    torch (a path inside the grader's venv that tells the student nothing). Where that frame is
+    not the submission's, the innermost frame of the submission's own files on the stack is
+    named instead (the Session scrubs its folder to ``<submission>``); a warning raised with
+    no submission frame on the stack keeps its place. Installed as
+    :func:`warnings.showwarning`, so the filters (shown once per place, ignored, errors) still
+    decide first.
+    """
+    import warnings
+
+    shown = warnings.showwarning
+    prefix = sub_dir + os.sep
+
+    def showwarning(message, category, filename, lineno, file=None, line=None):
+        if not str(filename).startswith(prefix):
+            f = sys._getframe(1)
+            while f is not None and not f.f_code.co_filename.startswith(prefix):
+                f = f.f_back
+            if f is not None:
+                filename, lineno, line = f.f_code.co_filename, f.f_lineno, None
+        shown(message, category, filename, lineno, file, line)
+
+    warnings.showwarning = showwarning
 
 
 def child_main(fd: int, cmd: dict) -> None:
@@ -330,6 +406,7 @@ def child_main(fd: int, cmd: dict) -> None:
         os.chdir(scratch if os.path.isdir(scratch) else sub_dir)
         _set_limits(limits)
         interpreter.prepare(sub_dir)
+        warnings_at_submission(sub_dir)
         Server(sock, sub_dir).serve()
         code = 0
     except BaseException:  # noqa: BLE001

@@ -152,7 +152,7 @@ def test_a_triton_interpreter_error_names_the_kernels_line(tmp_path):
     sub.mkdir()
     (sub / "kern.py").write_text(KERNEL)
     env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": str(ROOT)}
-    out = subprocess.run([sys.executable, "-c", PROBE, str(sub)], capture_output=True,
+    out = subprocess.run([sys.executable, "-c", PROBE, str(sub)], capture_output=True, check=False,
                          text=True, env=env, timeout=300, cwd=tmp_path)
     described = json.loads(out.stdout.strip().splitlines()[-1])
     assert "InterpreterError" in described["classes"][0]
@@ -180,3 +180,22 @@ def test_a_warning_a_library_raises_names_the_submissions_line(slot):
     assert f"<submission>/ex03_softmax.py:{line}: RuntimeWarning: Mean of empty slice" \
         in outcome.output
     assert "site-packages" not in outcome.output and ".venv" not in outcome.output
+
+
+def test_the_report_reads_a_stub_failure_and_groups_a_mistake_without_its_lines():
+    from types import SimpleNamespace
+
+    from autograder.results import report
+
+    stub = ("ex03_softmax.softmax raised NotImplementedError: ex03_softmax.softmax: not "
+            'implemented yet\n  File "<submission>/ex03_softmax.py", line 40, in softmax\n'
+            '    raise NotImplementedError("ex03_softmax.softmax: not implemented yet")')
+    assert report.is_stub_failure(SimpleNamespace(kind="failed", message=stub))
+    mistake = "ex03_softmax.softmax raised ValueError: bad"
+    tests = [SimpleNamespace(kind="failed", passed=False, name="t",
+                             message=f'{mistake}\n  File "<submission>/ex03_softmax.py", '
+                                     f"line {n}, in softmax\n    x.reshape(3)")
+             for n in (12, 57)]
+    results = [SimpleNamespace(id=i, graded_tests=lambda t=t: [t]) for i, t in zip("ab", tests)]
+    common, _ = report.common_failures(results)
+    assert common == [(mistake, 2, ["a", "b"], ["t"])]

@@ -261,22 +261,21 @@ def _resolve(obj: Any, dotted: str) -> Any:
 TRACEBACK_FRAMES = 40
 TRACEBACK_CHARS = 3000
 
-#: The worker's own modules: their frames (the dispatcher, the probes) are the grader's side of
-#: a call, never shown (docs/design/wire-format.md, exceptions).
-_GRADER_FILES = frozenset(os.path.splitext(m.__file__ or "")[0]
-                          for m in (sys.modules[__name__], probes, interpreter))
+#: The course's package: its frames in a worker (the dispatcher, the codec, the probes) are
+#: the grader's side of a call, never shown to a student.
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
 
 def _is_grader_frame(filename: str) -> bool:
-    return os.path.splitext(filename)[0] in _GRADER_FILES
+    return filename.startswith(_PACKAGE)
 
 
 def exception_frames(exc: BaseException) -> list[tuple[str, int, str]]:
     """The frames of ``exc``'s traceback as (file, line, function), outermost first, without
-    the worker's own; then, where a library re-raised another exception ``from`` it (Triton's
-    interpreter wraps every error of a kernel in ``InterpreterError(repr(e)) from e``), the
-    frames of that cause, which reach the line of the student's kernel. The last
-    :data:`TRACEBACK_FRAMES` of them."""
+    the course package's (the worker's dispatcher, the codec); then, where a library re-raised
+    another exception ``from`` it (Triton's interpreter wraps every error of a kernel in
+    ``InterpreterError(repr(e)) from e``), the frames of that cause, which reach the line of
+    the student's kernel. The last :data:`TRACEBACK_FRAMES` of them."""
     found: list[tuple[str, int, str]] = []
     seen: set[int] = set()
     while exc is not None and id(exc) not in seen and len(seen) < 4:
@@ -294,16 +293,16 @@ def _shown_path(filename: str, sub_dir: str) -> str:
     ``<site-packages>/…`` for an installed library, never a path inside the grader's venv."""
     if sub_dir and filename.startswith(sub_dir + os.sep):
         return "<submission>/" + filename[len(sub_dir) + 1:]
-    head, sep, tail = filename.rpartition(f"{os.sep}site-packages{os.sep}")
+    _, sep, tail = filename.rpartition(f"{os.sep}site-packages{os.sep}")
     return f"<site-packages>/{tail}" if sep else filename
 
 
 def describe_exception(exc: BaseException, sub_dir: str = "") -> codec.RemoteException:
     """``exc`` as it crosses to the grader: its MRO's qualified names, its message (2,000
     characters at most) and its traceback on the student's side (:func:`exception_frames`:
-    the submission's frames and the libraries' it called, never the worker's own), in Python's
-    own layout (``  File "<submission>/ex03_softmax.py", line 12, in softmax`` and the line's
-    text), at most :data:`TRACEBACK_CHARS` characters: the libraries' outermost frames are
+    the submission's frames and the libraries' it called, never the course package's), in
+    Python's own layout (``  File "<submission>/ex03_softmax.py", line 12, in softmax`` and
+    the line's text), at most :data:`TRACEBACK_CHARS` characters: the libraries' outermost frames are
     dropped first, so the submission's own frames survive. ``sub_dir`` and its parent are
     written as fixed placeholders. The grader shows only the submission's frames, and only in
     public tests (:func:`autograder.sandbox.errors.own_frames`)."""

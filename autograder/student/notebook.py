@@ -280,6 +280,7 @@ def course_in_kernel(line: str, cwd: Path | None = None) -> int:
            if k not in ("FORCE_COLOR", "CLICOLOR_FORCE", "TTY_COMPATIBLE", "TTY_INTERACTIVE")}
     env["TERM"] = "dumb"
     proc = subprocess.run([sys.executable, "-m", "autograder", *args], cwd=folder, env=env,
+                          check=False,
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                           errors="replace")
     print(proc.stdout, end="")

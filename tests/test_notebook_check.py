@@ -64,3 +64,27 @@ def test_the_magic_runs_only_commands_that_end(tmp_path, capsys):
     assert notebook.course_in_kernel("watch 3", cwd=tmp_path) == 2
     assert "use a terminal" in capsys.readouterr().out
     assert notebook.course_in_kernel("", cwd=tmp_path) == 2
+
+
+def test_a_line_of_the_graded_notebook_is_named_by_its_code_cell_and_line(tmp_path):
+    from autograder.cli.console import located, notebook_place
+
+    folder = tmp_path / "work"
+    folder.mkdir()
+    assert course("notebook", "3", "--dir", str(folder)).returncode == 0
+    path = folder / "ex03_softmax.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    nb.cells.insert(2, nbformat.v4.new_code_cell(""))  # an empty cell still takes a line
+    nbformat.write(nb, path)
+    graded = submission.notebook_to_source(path.read_bytes()).decode().splitlines()
+    code = [c.source.splitlines() for c in nb.cells if c.cell_type == "code"]
+    for number, text in enumerate(graded, 1):
+        place = notebook_place(path, number)
+        if text.strip() and not text.startswith("# (magic)"):
+            cell, line = place
+            assert code[cell - 1][line - 1] == text
+    assert notebook_place(path, len(graded) + 5) is None
+    message = 'f raised ValueError: x\n  File "<submission>/ex03_softmax.py", line 3, in f'
+    cell, line = notebook_place(path, 3)
+    assert located(message, folder) == (f'f raised ValueError: x\n    File "{path}", code cell '
+                                        f"{cell}, line {line}, in f")

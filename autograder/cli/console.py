@@ -71,15 +71,51 @@ OUTPUT_CHARS = 3000
 def located(message: str, folder: Path | None = None) -> str:
     """A failure's message as `course check` prints it: the lines after the first indented
     under it, and the traceback's ``<submission>/NAME`` (the grader's name for the worker's
-    copy of the student's files: errors.own_frames) as the student's own ``folder/NAME``, where
-    that file exists there (a notebook's code is graded as a ``.py`` the folder does not hold:
-    the placeholder stays)."""
-    def path(m: re.Match) -> str:
-        mine = folder / m.group(1) if folder is not None else None
-        return f'File "{mine}"' if mine is not None and mine.is_file() else m.group(0)
+    copy of the student's files: errors.own_frames) as the student's own ``folder/NAME``
+    where that file exists there, or as the notebook's code cell and line where the topic is
+    graded from ``folder``'s notebook (:func:`notebook_place`); else the placeholder stays."""
+    def place(m: re.Match) -> str:
+        name, line = m.group(1), int(m.group(2))
+        if folder is None:
+            return m.group(0)
+        if (folder / name).is_file():
+            return f'File "{folder / name}", line {line}'
+        nb = (folder / name).with_suffix(".ipynb")
+        cell = notebook_place(nb, line) if name.endswith(".py") and nb.is_file() else None
+        return f'File "{nb}", code cell {cell[0]}, line {cell[1]}' if cell else m.group(0)
 
-    text = re.sub(r'File "<submission>/([^"\n]+)"', path, message)
+    text = re.sub(r'File "<submission>/([^"\n]+)", line (\d+)', place, message)
     return text.replace("\n", "\n  ")
+
+
+def notebook_place(path: Path, line: int) -> tuple[int, int] | None:
+    """(code cell, line in it), both from 1, of ``line`` of the Python file the grader makes
+    of the notebook at ``path`` (grading.submission.notebook_to_source: the code cells, nbgrader
+    test cells left out, one blank line between cells, magics commented out line for line);
+    None when the notebook cannot be read or is shorter."""
+    import warnings
+
+    import nbformat
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # nbformat's per-cell mending notes
+            nb = nbformat.read(path, as_version=4)
+    except Exception:  # noqa: BLE001 - an unreadable notebook: the placeholder stays
+        return None
+    start, number = 1, 0
+    for cell in nb.cells:
+        if cell.get("cell_type") != "code":
+            continue
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if meta.get("grade") and not meta.get("solution"):
+            continue
+        number += 1
+        count = max(1, len(str(cell.get("source", "")).splitlines()))
+        if start <= line < start + count:
+            return number, line - start + 1
+        start += count + 1
+    return None
 
 
 def print_failures(results: list[TestResult], limit: int | None,

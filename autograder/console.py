@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -65,14 +68,67 @@ OUTPUT_LINES = 30
 OUTPUT_CHARS = 3000
 
 
+def located(message: str, folder: Path | None = None) -> str:
+    """A failure's message as `course check` prints it: the lines after the first indented
+    under it, and the traceback's ``<submission>/NAME`` (the grader's name for the worker's
+    copy of the student's files: errors.own_frames) as the student's own ``folder/NAME``
+    where that file exists there, or as the notebook's code cell and line where the topic is
+    graded from ``folder``'s notebook (:func:`notebook_place`); else the placeholder stays."""
+    def place(m: re.Match) -> str:
+        name, line = m.group(1), int(m.group(2))
+        if folder is None:
+            return m.group(0)
+        if (folder / name).is_file():
+            return f'File "{folder / name}", line {line}'
+        nb = (folder / name).with_suffix(".ipynb")
+        cell = notebook_place(nb, line) if name.endswith(".py") and nb.is_file() else None
+        return f'File "{nb}", code cell {cell[0]}, line {cell[1]}' if cell else m.group(0)
+
+    text = re.sub(r'File "<submission>/([^"\n]+)", line (\d+)', place, message)
+    return text.replace("\n", "\n  ")
+
+
+def notebook_place(path: Path, line: int) -> tuple[int, int] | None:
+    """(code cell, line in it), both from 1, of ``line`` of the Python file the grader makes
+    of the notebook at ``path`` (grading.submission.notebook_to_source: the code cells, nbgrader
+    test cells left out, one blank line between cells, magics commented out line for line);
+    None when the notebook cannot be read or is shorter."""
+    import warnings
+
+    import nbformat
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # nbformat's per-cell mending notes
+            nb = nbformat.read(path, as_version=4)
+    except Exception:  # noqa: BLE001 - an unreadable notebook: the placeholder stays
+        return None
+    start, number = 1, 0
+    for cell in nb.cells:
+        if cell.get("cell_type") != "code":
+            continue
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if meta.get("grade") and not meta.get("solution"):
+            continue
+        number += 1
+        count = max(1, len(str(cell.get("source", "")).splitlines()))
+        if start <= line < start + count:
+            return number, line - start + 1
+        start += count + 1
+    return None
+
+
 def print_failures(results: list[TestResult], limit: int | None,
-                   notes: dict[str, str] | None = None) -> list[TestResult]:
+                   notes: dict[str, str] | None = None,
+                   folder: Path | None = None) -> list[TestResult]:
     """Print the failures of ``results`` in :func:`autograder.results.failures.arrange`'s
     order: a topic that could not run (``notes``: topic -> why) and an exercise not written yet
     one line each; each other failed test with its message, its hint (the test's own, else the
     exercise's first) and the lesson, at most ``limit`` of them (None: all), then how many
-    more and the `course check TOPIC` that shows them. Returns all the failed (not skipped)
-    results. The one failure printer of `course check` and `course watch`."""
+    more and the `course check TOPIC` that shows them. A message's traceback lines (a public
+    test's: errors.own_frames) name the student's files in ``folder`` (:func:`located`).
+    Returns all the failed (not skipped) results. The one failure printer of `course check`
+    and `course watch`."""
     shown, left = failures.limited(failures.arrange(results, notes), limit)
     previous = "failed"
     for s in shown:
@@ -88,7 +144,8 @@ def print_failures(results: list[TestResult], limit: int | None,
         r = s.test
         ex = catalogue.get_topic(r.spec.topic).exercise(r.spec.exercise)
         console.print(f"\n[bold red]✗ {escape(r.spec.name)}[/]")
-        console.print(f"  {escape(r.message)}")
+        console.print(f"  {escape(printable(located(r.message, folder), keep=chr(10)))}",
+                      soft_wrap=True)
         more_hints = f"  (more: course hint {ex.qualname} --level 2)" if len(ex.hints) > 1 else ""
         console.print(f"  [cyan]Hint:[/] {escape(failures.hint(r))}{more_hints}")
         console.print(f"  [cyan]Lesson:[/] {ex.lesson_link}")
@@ -117,10 +174,12 @@ def print_output(output: str) -> None:
 
 
 def check_report(results: list[TestResult], topics: list[catalogue.Topic],
-                 notes: dict[str, str] | None = None, output: str = "") -> None:
+                 notes: dict[str, str] | None = None, output: str = "",
+                 folder: Path | None = None) -> None:
     """`course check`'s report: a table of public tests passed per topic, the failures
     (:func:`print_failures`; all of them when one topic was checked, else the first
-    :data:`CHECK_FAILURES`), then what the code printed (:func:`print_output`)."""
+    :data:`CHECK_FAILURES`; tracebacks naming the files in ``folder``), then what the code
+    printed (:func:`print_output`)."""
     t = Table(title="course check (public tests)")
     t.add_column("topic")
     t.add_column("passed", justify="right")
@@ -134,7 +193,8 @@ def check_report(results: list[TestResult], topics: list[catalogue.Topic],
         label = f"{top.module}.{only.pop()}" if len(only) == 1 < len(top.exercises) else top.module
         t.add_row(label, f"{ok}/{len(rs)}", mark)
     console.print(t)
-    failed = print_failures(results, None if len(topics) == 1 else CHECK_FAILURES, notes)
+    failed = print_failures(results, None if len(topics) == 1 else CHECK_FAILURES, notes,
+                            folder)
     print_output(output)
     if results and not failed:
         console.print("\n[bold green]All public tests pass.[/] Hidden tests run when you are graded.")

@@ -25,6 +25,7 @@ UNTRUSTED = frozenset({
     "autograder.sandbox.triton_warm",  # the zygote's own warm-up kernel
     "autograder.sandbox.host_counters",  # the workers' PID namespaces and frozen counters
     "autograder.sandbox.libc",  # mount, unshare, setns through ctypes
+    "autograder.sandbox.tracebacks",  # the worker's description of exceptions and warnings
 })
 
 #: What the untrusted side may import of the package: the models and formats both sides share.

@@ -235,6 +235,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a topic: ex03_softmax, ex03, ex3, 3 or softmax (any case); or one "
                         "exercise: ex03_softmax.logsumexp or logsumexp (default: all topics)")
     s.add_argument("--dir", help="the folder holding your exercise files (default: exercises/)")
+    s.add_argument("-v", "--verbose", action="store_true",
+                   help="show the whole traceback of an error your code raised (the "
+                        "libraries' frames too), not only the lines of your own files")
     s.set_defaults(func=cmd_check)
 
     s = sub.add_parser("hint", help="tiered hints for one exercise (or a topic's first hints)")
@@ -261,10 +264,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("reset", help="restore one exercise's stub, or a whole topic's file "
                                      "(your file is backed up)")
-    s.add_argument("target", metavar="EXERCISE_OR_TOPIC",
+    s.add_argument("target", metavar="EXERCISE_OR_TOPIC", nargs="?",
                    help="one exercise (ex03_softmax.logsumexp or logsumexp) or a whole topic "
                         "(ex03_softmax, ex03, ex3, 3; a name that is both, like softmax, is "
                         "the topic)")
+    s.add_argument("--undo", action="store_true",
+                   help="put the newest backup in .backup/ back (of TOPIC's file only, when "
+                        "given); the file it replaces is backed up first")
     s.add_argument("--dir", help="the folder holding your exercise files (default: exercises/)")
     s.add_argument("--yes", action="store_true",
                    help="reset a whole topic without asking (needed when not run from a "
@@ -278,6 +284,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--force", action="store_true",
                    help="overwrite an existing notebook, backed up first into .backup/ "
                         "(otherwise refused, exit 1)")
+    s.add_argument("--move-py", action="store_true",
+                   help="move the topic's .py in the same folder (which would be graded "
+                        "instead) into .backup/ without asking; `course reset --undo` brings "
+                        "it back")
     s.set_defaults(func=cmd_notebook)
 
     s = sub.add_parser("submit", help="zip your exercises with a manifest, ready to hand in")

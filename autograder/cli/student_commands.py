@@ -25,6 +25,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     from autograder.console import check_report, console
     from autograder.grading import loop
     from autograder.grading import run as runner
+    from autograder.sandbox import errors
     from autograder.sandbox.slot import Slot
     from autograder.student.progress import load_folder, warn_shadowed
 
@@ -41,11 +42,17 @@ def cmd_check(args: argparse.Namespace) -> int:
     specs = {top.module: [s for s in runner.collect(top.module, hidden=False)
                           if exercise is None or s.exercise == exercise.name]
              for top in topics}
-    with Slot(0) as slot:
-        outcome = loop.grade(slot, loaded.sources, specs, problems=loaded.problems,
-                             status=lambda topic: console.status(f"checking {topic} …"))
+    # -v: a public failure's message carries every frame of the student's side (the libraries'
+    # too), not only the submission's own (errors.StudentException; hidden tests: none).
+    full = errors.FULL_TRACEBACK.set(bool(getattr(args, "verbose", False)))
+    try:
+        with Slot(0) as slot:
+            outcome = loop.grade(slot, loaded.sources, specs, problems=loaded.problems,
+                                 status=lambda topic: console.status(f"checking {topic} …"))
+    finally:
+        errors.FULL_TRACEBACK.reset(full)
     results = outcome.flat()
-    check_report(results, topics, notes=outcome.notes, output=outcome.output)
+    check_report(results, topics, notes=outcome.notes, output=outcome.output, folder=folder)
     return 0 if results and all(r.passed for r in results) else 1
 
 
@@ -142,6 +149,12 @@ def cmd_reset(args: argparse.Namespace) -> int:
     folder = _student_folder("reset", args.dir)
     if folder is None:
         return 2
+    if getattr(args, "undo", False):
+        return _undo(args, folder)
+    if not args.target:
+        print("course reset: name an exercise or a topic to reset, or pass --undo",
+              file=sys.stderr)
+        return 2
     try:
         topic, ex = catalogue.resolve(args.target)
         if ex is None:
@@ -163,6 +176,24 @@ def cmd_reset(args: argparse.Namespace) -> int:
     else:
         print(f"{ex.qualname} restored to its stub in {path}; "
               f"your previous file is saved as {backup}")
+    return 0
+
+
+def _undo(args: argparse.Namespace, folder: Path) -> int:
+    """`course reset --undo [TOPIC]`: the newest backup put back (reset.undo); exit 1 when
+    there is none, 2 for an unknown topic."""
+    from autograder.student import reset
+
+    try:
+        path, backup, replaced = reset.undo(folder, args.target)
+    except KeyError as exc:
+        print(f"course reset: {exc.args[0]}", file=sys.stderr)
+        return 2
+    except reset.ResetError as exc:
+        print(f"course reset: {exc}", file=sys.stderr)
+        return 1
+    print(f"{path} restored from {backup}"
+          + (f"; the file it replaced is saved as {replaced}" if replaced else ""))
     return 0
 
 
@@ -222,6 +253,15 @@ def cmd_notebook(args: argparse.Namespace) -> int:
     except notebook.NotebookError as exc:
         print(f"course notebook: {exc}", file=sys.stderr)
         return 1
+    if shadow is not None and _move_aside(args, shadow):
+        from autograder.authoring import stubs
+
+        # Backed up, never deleted: it may hold the student's work (`reset --undo` restores it).
+        moved = stubs.backup_copy(shadow)
+        shadow.unlink()
+        print(f"{shadow.name} moved aside to {moved} (course reset --undo brings it back): "
+              f"{path.name} is what gets graded now")
+        shadow = None
     where = f" --dir {folder}" if args.dir else ""
     then = (f"move or rename {shadow.name} (the .py wins), then run" if shadow is not None
             else "then run")
@@ -232,9 +272,24 @@ def cmd_notebook(args: argparse.Namespace) -> int:
     if shadow is not None:
         print(f"course notebook: warning: {shadow} is in the same folder, and the .py wins "
               f"when graded: course check and course grade read {shadow.name}, not "
-              f"{path.name}. Move or rename {shadow.name} to be graded on the notebook.",
-              file=sys.stderr)
+              f"{path.name}. Move or rename {shadow.name} to be graded on the notebook "
+              "(--move-py moves it into .backup/).", file=sys.stderr)
     return 0
+
+
+def _move_aside(args: argparse.Namespace, shadow: Path) -> bool:
+    """Whether to move ``shadow`` (the topic's .py, which wins over the notebook) aside:
+    ``--move-py``, or a yes on a terminal; never unasked."""
+    if getattr(args, "move_py", False):
+        return True
+    if not sys.stdin.isatty():
+        return False
+    try:
+        answer = input(f"{shadow.name} is in the same folder and would be graded instead of "
+                       "the notebook. Move it aside into .backup/? [y/N] ")
+    except EOFError:
+        answer = ""
+    return answer.strip().lower() in ("y", "yes")
 
 
 def cmd_submit(args: argparse.Namespace) -> int:

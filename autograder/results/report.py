@@ -29,6 +29,7 @@ from autograder.results import model
 from autograder.results.model import Result, TestOutcome
 from autograder.results.text import one_line
 from autograder.results.writers import write_atomic
+from autograder.sandbox.errors import without_frames
 
 REPORT_NAME = "report.html"
 #: How many distinct failure messages the "commonest failures" table shows.
@@ -87,7 +88,7 @@ _STUB_FAILURE = re.compile(
 def is_stub_failure(t: TestOutcome) -> bool:
     """Whether ``t`` failed only because its exercise is not written yet (the stub's own
     NotImplementedError), not because of anything the student wrote."""
-    return t.kind == "failed" and bool(_STUB_FAILURE.search(t.message))
+    return t.kind == "failed" and bool(_STUB_FAILURE.search(without_frames(t.message)))
 
 
 def not_written(results: list[Result]) -> tuple[int, int]:
@@ -120,7 +121,8 @@ def common_failures(results: list[Result]) -> tuple[list[tuple[str, int, list[st
             if t.kind in model.NOT_RUN:
                 skipped += 1
                 continue
-            msg = t.message.strip()
+            # One mistake in two submissions sits on different lines: grouped without them.
+            msg = without_frames(t.message).strip()
             count[msg] += 1
             who.setdefault(msg, set()).add(r.id)
             which.setdefault(msg, set()).add(t.name)

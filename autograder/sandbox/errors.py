@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import builtins
 import contextvars
+import re
 
 from autograder.sandbox import codec
 
@@ -19,6 +20,12 @@ from autograder.sandbox import codec
 #: grading loop around each hidden test; read here (:class:`StudentException`) and by the
 #: session and reply interpreter (:func:`autograder.sandbox.protocol.interpret_reply`).
 HIDDEN: contextvars.ContextVar[bool] = contextvars.ContextVar("HIDDEN", default=False)
+
+#: True where the student asked for the whole traceback of their side (`course check -v`): a
+#: public test's message then shows every frame the worker described (the libraries' too), not
+#: only the submission's own. Never consulted while :data:`HIDDEN` is set.
+FULL_TRACEBACK: contextvars.ContextVar[bool] = contextvars.ContextVar("FULL_TRACEBACK",
+                                                                     default=False)
 
 #: The builtin exception classes' names: the only exception names a hidden test may show.
 BUILTIN_EXCEPTIONS = frozenset(
@@ -52,8 +59,37 @@ def shown_exception(remote: codec.RemoteException) -> str:
     return f"{OWN_EXCEPTION}, a subclass of {base}" if base else OWN_EXCEPTION
 
 
+#: One frame of a worker's traceback text (autograder.sandbox.worker.describe_exception):
+#: Python's own layout, the line's text on the next line when the source was readable.
+_FRAME = re.compile(r'  File "(?P<file>[^"\n]*)", line (?P<line>\d+), in (?P<name>[^\n]*)\n'
+                    r'(?:    (?P<text>[^\n]*)\n)?')
+
+#: Where a submission's own files are, as the worker names them (its folder is random).
+SUBMISSION = "<submission>/"
+
+
+def own_frames(traceback: str) -> str:
+    """The frames of ``traceback`` (a :class:`codec.RemoteException`'s, in Python's layout)
+    that are the submission's own files' (``<submission>/…``): file, line and the line's text,
+    outermost first; nothing of the grader's or of a library beyond the last call into it.
+    "" when there is none (a builtin raised at once, or the worker described no frame)."""
+    return "".join(m.group(0) for m in _FRAME.finditer(traceback)
+                   if m.group("file").startswith(SUBMISSION))
+
+
+def without_frames(message: str) -> str:
+    """``message`` without the traceback lines a public test's message may carry (for
+    grouping one mistake across submissions, whose lines differ: :func:`own_frames`)."""
+    return re.sub(r'\n  File "[^"\n]*", line \d+, in [^\n]*(\n    [^\n]*)?', "", message)
+
+
 class StudentException(SubmissionFault):
-    """Student code raised an exception (it arrives as MRO names and a message).
+    """Student code raised an exception (it arrives as MRO names, a message and a traceback).
+
+    ``str(exc)`` says where it was called, the exception's class and message and, below, the
+    submission's own frames (:func:`own_frames`; every frame of the worker's side under
+    :data:`FULL_TRACEBACK`); in a hidden test only the class, no message and no line number:
+    a line number can encode a branch taken on a hidden input (docs/design/threat-model.md §4).
 
     Args:
         remote: the exception as the worker described it (decoded, capped).
@@ -73,10 +109,14 @@ class StudentException(SubmissionFault):
         # The message is the student's own text, and it can print the arguments: during a
         # hidden test only the exception's class is shown, or the hidden inputs would leak.
         # Its class's name too is the student's (shown_exception).
-        if HIDDEN.get() and not self.remote.is_a(MISSING_NAME):
+        if self.remote.is_a(MISSING_NAME):
+            return super().__str__()
+        if HIDDEN.get():
             return (f"{self.where} raised {shown_exception(self.remote)} "
                     "(message hidden in a hidden test)")
-        return super().__str__()
+        frames = (self.remote.traceback if FULL_TRACEBACK.get()
+                  else own_frames(self.remote.traceback))
+        return super().__str__() + ("\n" + frames.rstrip("\n") if frames else "")
 
 
 class CallTimeout(SubmissionFault):

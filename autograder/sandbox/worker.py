@@ -9,7 +9,6 @@ sees plain data. Nothing in here decides a grade.
 from __future__ import annotations
 
 import importlib
-import linecache
 import os
 import resource
 import signal
@@ -28,6 +27,8 @@ from autograder.sandbox import frames
 from autograder.sandbox import interpreter
 from autograder.sandbox import isolation
 from autograder.sandbox import probes
+from autograder.sandbox.tracebacks import (describe_exception, exception_frames,
+                                           warnings_at_submission)
 from autograder.limits import Limits
 
 
@@ -124,8 +125,7 @@ class Server:
             message = str(exc)
         except Exception:  # noqa: BLE001 - describe_exception says so in the reply
             message = None
-        where = tuple((f.f_code.co_filename, lineno, f.f_code.co_name)
-                      for f, lineno in traceback.walk_tb(exc.__traceback__))
+        where = tuple(exception_frames(exc))
         key = (type(exc), message, where)
         frame = self._exceptions.get(key) if message is not None else None
         if frame is None:
@@ -257,38 +257,6 @@ def _resolve(obj: Any, dotted: str) -> Any:
     return obj
 
 
-def describe_exception(exc: BaseException, sub_dir: str = "") -> codec.RemoteException:
-    """``exc`` as it crosses to the grader: its MRO's qualified names, its message (2,000
-    characters at most) and the student's own frames of its traceback (the last five, 3,000
-    characters at most), with ``sub_dir`` and its parent written as fixed placeholders."""
-    mro = []
-    for k in type(exc).__mro__:
-        mod = k.__module__
-        mro.append(k.__qualname__ if mod == "builtins" else f"{mod}.{k.__qualname__}")
-    try:
-        message = str(exc)
-    except Exception:  # a student exception whose __str__ raises
-        message = "<unprintable message>"
-    # Only the student's own frames (the worker's internals are noise to them), the last five.
-    # Written out here rather than by traceback.format_list, whose 3.11 carets re-parse every
-    # line: a stub raising NotImplementedError thousands of times spent most of its time there.
-    frames = [(f.f_code.co_filename, lineno, f.f_code.co_name)
-              for f, lineno in traceback.walk_tb(exc.__traceback__)
-              if "autograder" not in f.f_code.co_filename.replace("\\", "/").split("/")[-2:][0]]
-    text = ""
-    for filename, lineno, name in frames[-5:]:
-        line = linecache.getline(filename, lineno or 0).strip()
-        text += f'  File "{filename}", line {lineno}, in {name}\n'
-        text += f"    {line}\n" if line else ""
-    if sub_dir:
-        # The grader scrubs these too; done here as well, the same mistake in two submissions
-        # gives the same bytes (autograder.grading.replay compares replies byte for byte).
-        workdir = os.path.dirname(sub_dir)
-        message, text = (x.replace(sub_dir, "<submission>").replace(workdir, "<workdir>")
-                         for x in (message, text))
-    return codec.RemoteException(classes=mro, message=message[:2000], traceback=text[-3000:])
-
-
 def child_main(fd: int, cmd: dict) -> None:
     """Entry point of a forked worker: isolate, limit, then serve forever."""
     code = 70
@@ -330,6 +298,7 @@ def child_main(fd: int, cmd: dict) -> None:
         os.chdir(scratch if os.path.isdir(scratch) else sub_dir)
         _set_limits(limits)
         interpreter.prepare(sub_dir)
+        warnings_at_submission(sub_dir)
         Server(sock, sub_dir).serve()
         code = 0
     except BaseException:  # noqa: BLE001

@@ -67,11 +67,25 @@ def intro(topic: catalogue.Topic) -> str:
     """The first, markdown, cell: the topic's title, how to check it, its lesson."""
     page = topic.lesson_page.removesuffix(".md")
     return (f"# Topic {topic.number}: {topic.title}\n\n"
-            "Fill in every body marked `TODO`, then check your work from a terminal: "
+            "Fill in every body marked `TODO`, save, then check your work with the last cell "
+            f"(`%course check {topic.number}`), or from a terminal: "
             f"`course check {topic.number}` (add `--dir FOLDER` when this notebook is not in "
             "`exercises/`). The grader reads this notebook's code cells; an "
             f"`{topic.filename}` in the same folder would be graded instead.\n\n"
             f"Lesson: [docs/{topic.lesson_page}]({catalogue.SITE_URL}{page}/)")
+
+
+def check_cell(topic: catalogue.Topic) -> str:
+    """The last code cell: checks the topic from inside Jupyter with the ``%course`` magic
+    (:func:`load_ipython_extension`). Magics only: the grader comments every magic out
+    (``grading.magics``), so the cell is no code of the submission's and never runs when graded."""
+    first = topic.exercises[0].qualname
+    return ("# Check your work: save the notebook first (the check reads the saved file), then\n"
+            "# run this cell. It runs the public tests in worker processes outside this kernel,\n"
+            f"# exactly as `course check {topic.number}` does in a terminal. One exercise only:\n"
+            f"# %course check {first}\n"
+            "%load_ext autograder.student.notebook\n"
+            f"%course check {topic.number}")
 
 
 def build(topic: catalogue.Topic, stub: str) -> nbformat.NotebookNode:
@@ -87,10 +101,12 @@ def build(topic: catalogue.Topic, stub: str) -> nbformat.NotebookNode:
         import jupytext
     except ImportError:  # jupytext comes with the docs extra; nbformat with the grader
         nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(intro(topic))]
-                                      + [nbformat.v4.new_code_cell(c) for c in cells])
+                                      + [nbformat.v4.new_code_cell(c) for c in cells]
+                                      + [nbformat.v4.new_code_cell(check_cell(topic))])
     else:
         markdown = "\n".join(f"# {line}".rstrip() for line in intro(topic).splitlines())
         text = "# %% [markdown]\n" + markdown + "\n" + "".join(f"\n# %%\n{c}\n" for c in cells)
+        text += f"\n# %%\n{check_cell(topic)}\n"
         nb = jupytext.reads(text, fmt={"extension": ".py", "format_name": "percent",
                                        "comment_magics": False})
         nb.metadata.pop("jupytext", None)  # a plain notebook, not one paired with a .py
@@ -217,3 +233,64 @@ def reset_topic(path: Path, key: str,
     if not confirm(topic, path):
         raise reset.Declined(f"{path} left as it was")
     return topic, _replace(path, fresh)
+
+
+# ---------------------------------------------------------------- checking from inside Jupyter
+
+#: The `course` subcommands the ``%course`` magic runs (``watch`` never returns, and a kernel
+#: cell that never ends is no way to work).
+MAGIC_COMMANDS = ("check", "hint", "list")
+
+
+def course_in_kernel(line: str, cwd: Path | None = None) -> int:
+    """Run ``course LINE`` (``check 3``, ``check ex03_softmax.softmax``, ``hint softmax``) as a
+    separate process, and print what it prints: a check then runs the public tests in its own
+    worker processes (autograder.sandbox), never in the kernel that calls this, and shows the
+    same table and feedback as in a terminal. ``check`` and ``list`` get ``--dir`` the
+    kernel's working folder (Jupyter's: the notebook's own) when none is given and it holds an
+    exercise file.
+
+    Args:
+        line: the arguments, as typed after ``%course``.
+        cwd: the folder to check (default: the current working directory).
+
+    Returns:
+        ``course``'s exit code (0: every public test passed); 2 for a command the magic does
+        not run (:data:`MAGIC_COMMANDS`), said on stdout.
+    """
+    import os
+    import shlex
+    import subprocess
+    import sys
+
+    args = shlex.split(line)
+    if not args or args[0] not in MAGIC_COMMANDS:
+        print(f"%course runs {', '.join(MAGIC_COMMANDS)} (e.g. %course check 3); for "
+              "`course watch` and the rest, use a terminal")
+        return 2
+    folder = Path.cwd() if cwd is None else cwd
+    mine = {f"{t.module}{ext}" for t in catalogue.topics() for ext in (".py", ".ipynb")}
+    if (args[0] in ("check", "list") and "--dir" not in args
+            and any((folder / name).is_file() for name in mine)):
+        args += ["--dir", str(folder)]
+    # The interpreter of this kernel, which imports this package: the same grader, no PATH.
+    # Plain text, as `course check | tee` prints it: the kernel's environment asks for colour
+    # (FORCE_COLOR), and rich's spinners would fill the cell with escape sequences.
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("FORCE_COLOR", "CLICOLOR_FORCE", "TTY_COMPATIBLE", "TTY_INTERACTIVE")}
+    env["TERM"] = "dumb"
+    proc = subprocess.run([sys.executable, "-m", "autograder", *args], cwd=folder, env=env,
+                          check=False,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          errors="replace")
+    print(proc.stdout, end="")
+    return proc.returncode
+
+
+def load_ipython_extension(ipython) -> None:
+    """``%load_ext autograder.student.notebook``: registers the ``%course`` line magic
+    (:func:`course_in_kernel`)."""
+    def course(line: str) -> None:  # None: the cell shows the printed report, no Out[]
+        course_in_kernel(line)
+
+    ipython.register_magic_function(course, magic_kind="line", magic_name="course")

@@ -291,3 +291,46 @@ def reset_topic(folder: Path, key: str,
     write_keeping_mode(path, stub.encode("utf-8"))
     return topic, backup
 
+
+
+# ---------------------------------------------------------------- undo
+
+#: A backup's name (:func:`autograder.authoring.stubs.backup_copy`): the file's name, the time
+#: it was made, and a counter for two in one second.
+_BACKUP_NAME = re.compile(r"(?P<file>.+)\.(?P<stamp>\d{8}-\d{6})(?:-(?P<n>\d+))?")
+
+
+def last_backup(folder: Path, topic: catalogue.Topic | None = None) -> Path | None:
+    """The newest backup in ``folder/.backup/`` (of ``topic``'s ``.py`` or notebook only, when
+    given), by the time in its name (a copy keeps its source's mtime, so that is no guide);
+    None when there is none."""
+    names = {f"{topic.module}.py", f"{topic.module}.ipynb"} if topic is not None else None
+    found = []
+    for p in (folder / BACKUP_DIR).glob("*"):
+        m = _BACKUP_NAME.fullmatch(p.name)
+        if m and p.is_file() and (names is None or m.group("file") in names):
+            found.append((m.group("stamp"), int(m.group("n") or 0), p))
+    return max(found)[2] if found else None
+
+
+def undo(folder: Path, key: str | None = None) -> tuple[Path, Path, Path | None]:
+    """`course reset --undo [TOPIC]`: put the newest backup (:func:`last_backup`) back where
+    it came from. The file it replaces is backed up first, so an undo is undone the same way.
+
+    Returns:
+        (the file restored, the backup it came from, the backup of the file replaced or None
+        when there was none).
+
+    Raises:
+        KeyError: ``key`` names no topic (usage).
+        ResetError: no backup to restore.
+    """
+    topic = catalogue.get_topic(key) if key else None
+    backup = last_backup(folder, topic)
+    if backup is None:
+        raise ResetError(f"no backup to restore in {folder / BACKUP_DIR}"
+                         + (f" for {topic.module}" if topic else ""))
+    path = folder / _BACKUP_NAME.fullmatch(backup.name).group("file")
+    replaced = stubs.backup_copy(path) if path.exists() else None
+    write_keeping_mode(path, backup.read_bytes())
+    return path, backup, replaced

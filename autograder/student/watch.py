@@ -21,11 +21,12 @@ WATCH_FAILURES = 5
 # ---------------------------------------------------------------- watch
 
 def _failures(results: list[TestResult], notes: dict[str, str] | None = None,
-              limit: int = WATCH_FAILURES) -> None:
+              limit: int = WATCH_FAILURES, folder: Path | None = None) -> None:
     """One topic's failures after a save: its first ``limit`` failed tests (the shared order
-    and caps of :func:`autograder.console.print_failures`)."""
+    and caps of :func:`autograder.console.print_failures`; tracebacks name the files in
+    ``folder``)."""
     if results:
-        print_failures(results, limit, notes)
+        print_failures(results, limit, notes, folder)
 
 
 def _changed_topics(changes, folder: Path, topics: list[catalogue.Topic]) -> list[catalogue.Topic]:
@@ -109,7 +110,7 @@ def watch(folder: Path, topics: list[catalogue.Topic], once: bool = False) -> in
                     if rs and all(r.passed for r in rs):
                         console.print(f"[bold green]✓ {top.module}: all {len(rs)} public tests "
                                       "pass.[/]")
-                    _failures(rs, run.notes)
+                    _failures(rs, run.notes, folder=folder)
                 print_output(run.output)
                 console.print(summary_line(table))
                 if once:

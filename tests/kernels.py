@@ -7,10 +7,13 @@ environment before numpy loads makes the trusted side, the reference and every w
 with that kernel. ``tests/test_kernels.py`` runs this module under two or three kernels and holds
 each variant's verdicts to the one stored in tests/golden/banks.json: a verdict that follows the
 kernel is a golden (and a grade) that only one CPU family reproduces
-(docs/design/measured-facts.md, "The same grades on every kernel").
+(docs/design/measured-facts.md, "The same grades on every BLAS kernel").
 
-Prints one JSON object: ``{"corename": ..., "digests": {key: verdicts digest}}``; the digest is
-:func:`tests.golden.verdicts_digest` of the variant graded with the batch plan, as
+``--torch-isa default|avx2|avx512`` forces torch's kernels as well (``ATEN_CPU_CAPABILITY`` and
+``MKL_ENABLE_INSTRUCTIONS``, which the zygote keeps likewise).
+
+Prints one JSON object: ``{"corename": ..., "torch_isa": ..., "digests": {key: digest}}``; a
+digest is :func:`tests.golden.verdicts_digest` of the variant graded with the batch plan, as
 tests/test_banks.py grades it. No KEY: every variant of every topic but topic 8 (whose kernels
 are torch's and Triton's, not OpenBLAS's). ``--topic T`` (repeatable): only T's variants.
 """
@@ -23,6 +26,11 @@ import glob
 import json
 import os
 import sys
+
+#: ATen's CPU capability -> the MKL instruction set forced with it (``--torch-isa``): torch's
+#: own vectorised kernels and its BLAS (MKL) at the same level. Both variables are kept by the
+#: zygote too.
+TORCH_ISAS = {"default": "SSE4_2", "avx2": "AVX2", "avx512": "AVX512"}
 
 
 def corename() -> str:
@@ -79,6 +87,9 @@ def main() -> int:
                                      "Sandybridge, Prescott...), or '' for the machine's own")
     ap.add_argument("keys", nargs="*", metavar="KEY", help="bank variants (default: all but ex08)")
     ap.add_argument("--topic", action="append", default=[], help="only this topic's variants")
+    ap.add_argument("--torch-isa", choices=sorted(TORCH_ISAS),
+                    help="also force torch's kernels: ATen's CPU capability and MKL's "
+                         "instruction set (default: SSE4.2)")
     args = ap.parse_args()
     if "numpy" in sys.modules:  # OpenBLAS reads the variable once, when it loads
         raise SystemExit("numpy was imported before the kernel was chosen")
@@ -86,7 +97,11 @@ def main() -> int:
         os.environ["OPENBLAS_CORETYPE"] = args.coretype
     else:
         os.environ.pop("OPENBLAS_CORETYPE", None)
-    print(json.dumps({"corename": corename(), "digests": digests(args.keys, args.topic)}))
+    if args.torch_isa:
+        os.environ["ATEN_CPU_CAPABILITY"] = args.torch_isa
+        os.environ["MKL_ENABLE_INSTRUCTIONS"] = TORCH_ISAS[args.torch_isa]
+    print(json.dumps({"corename": corename(), "torch_isa": args.torch_isa,
+                      "digests": digests(args.keys, args.topic)}))
     return 0
 
 

@@ -335,8 +335,17 @@ def test_embedding_bad_id_dtypes(sub, ref):
 @graded("dot", "random vectors of lengths 1, 3, 17 and 1000 (float64)")
 def test_dot_random(sub, ref):
     rng = np.random.default_rng(301)
-    for n in (1, 3, 17, 1000):
-        u, v = rng.normal(size=n), rng.normal(size=n)
+    pairs = {n: (rng.normal(size=n), rng.normal(size=n)) for n in (1, 3, 17, 1000)}
+    # The long pair, scaled by 10 and made nearly orthogonal (u·v ≈ 1e-12 against Σ|uᵢvᵢ| ≈
+    # 8e4): float64 in any order of summation is within 1e-4 of the tolerance, float32 misses it
+    # by 1,000 to 9,000 times on every BLAS kernel. Drawn as it was, float32's miss was 0.8 to
+    # 1.2 tolerances, and the kernel's order of summation chose the verdict
+    # (docs/design/measured-facts.md, "The same grades on every BLAS kernel"). It comes second,
+    # after n = 1, whose single product no kernel rounds differently.
+    u, v = 10.0 * pairs[1000][0], 10.0 * pairs[1000][1]
+    pairs[1000] = (u, v - (u @ v) / (u @ u) * u)
+    for n in (1, 1000, 3, 17):
+        u, v = pairs[n]
         expect_float(sub.dot(u, v), ref.dot(u, v), what=f"dot of two vectors of shape ({n},)")
 
 

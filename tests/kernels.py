@@ -14,8 +14,9 @@ kernel is a golden (and a grade) that only one CPU family reproduces
 
 Prints one JSON object: ``{"corename": ..., "torch_isa": ..., "digests": {key: digest}}``; a
 digest is :func:`tests.golden.verdicts_digest` of the variant graded with the batch plan, as
-tests/test_banks.py grades it. No KEY: every variant of every topic but topic 8 (whose kernels
-are torch's and Triton's, not OpenBLAS's). ``--topic T`` (repeatable): only T's variants.
+tests/test_banks.py grades it. No KEY: every variant of every topic but topic 8 (its 64 take
+about 7 minutes more: ``--topic ex08_flash_attention``). ``--topic T`` (repeatable): only T's
+variants.
 """
 
 from __future__ import annotations

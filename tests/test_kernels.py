@@ -74,6 +74,7 @@ def test_the_variants_are_chosen():
     assert {k.split("-")[0] for k in KEYS} == {"wrong", "correct"}
 
 
+@pytest.mark.slow  # tens of seconds: `make test` runs it, `make test-quick` leaves it out
 def test_every_kernel_gives_the_stored_verdicts():
     own, kernels = _kernels()
     if own == "unknown" or not kernels:

@@ -57,13 +57,15 @@ def _verdict(result) -> tuple[bool, str]:
     return result.passed, golden.NUMBER.sub("#", result.message)
 
 
-def _planned(slot, plans, key: str, topic: str, code: str) -> dict:
+def _planned(slot, plans, key: str, topic: str, variant) -> dict:
     """The variant graded with the batch plan (as `course grade` grades a class), checked
     against its stored fingerprint: the verdicts tests/golden/banks.json holds (numbers aside,
-    as in _verdict), which were made call by call."""
+    as in _verdict, and the variant's unsettled tests by name alone), which were made call by
+    call."""
     if key not in _PLANNED:
-        got = grade_sources(slot, {topic: with_replacement(topic, code)}, [topic], plans=plans)
-        assert golden.matches(GOLDEN.get(key), golden.verdicts_digest(got)), (
+        got = grade_sources(slot, {topic: with_replacement(topic, variant.code)}, [topic],
+                            plans=plans)
+        assert GOLDEN.get(key) == golden.verdicts_digest(got, variant.unsettled), (
             f"{key}: verdicts differ from tests/golden/banks.json (regenerate it if meant)")
         _PLANNED[key] = got
     return _PLANNED[key]
@@ -71,11 +73,14 @@ def _planned(slot, plans, key: str, topic: str, code: str) -> dict:
 
 @pytest.mark.parametrize(("key", "topic", "variant"), _variants("wrong"))
 def test_wrong_implementation_loses_points_in_its_own_tests(slot, plans, key, topic, variant):
-    results = _planned(slot, plans, key, topic, variant.code)
+    results = _planned(slot, plans, key, topic, variant)
     own = [r for r in results.values() if r.spec.exercise == variant.function]
     assert own, f"no tests for {topic}.{variant.function}"
-    assert any(not r.passed for r in own), (
-        f"{variant.why}: this wrong {variant.function} passes every one of its tests")
+    # A test whose verdict the BLAS kernel decides for this variant proves nothing: it must
+    # lose points where every processor agrees.
+    settled = [r for r in own if r.spec.fn.__name__ not in variant.unsettled]
+    assert any(not r.passed for r in settled), (
+        f"{variant.why}: this wrong {variant.function} passes every one of its settled tests")
     allowed = {variant.function, *variant.also}
     # gpu tests carry no points and fail as "skipped" without CUDA: not the variant's doing.
     stray = sorted(r.spec.name for r in results.values()
@@ -85,7 +90,7 @@ def test_wrong_implementation_loses_points_in_its_own_tests(slot, plans, key, to
 
 @pytest.mark.parametrize(("key", "topic", "variant"), _variants("correct"))
 def test_correct_alternative_gets_full_marks(slot, plans, key, topic, variant):
-    results = _planned(slot, plans, key, topic, variant.code)
+    results = _planned(slot, plans, key, topic, variant)
     failed = {n: r.message for n, r in results.items() if not r.passed and not r.spec.gpu}
     assert not failed, f"{variant.why}: a correct {variant.function} failed: {failed}"
 
@@ -94,7 +99,7 @@ def test_correct_alternative_gets_full_marks(slot, plans, key, topic, variant):
 def test_the_plan_gives_the_same_verdicts(slot, plans, key, topic, variant):
     """Graded call by call (as `course check` grades), every test's verdict and message are
     the ones the recorded plan gave (numbers aside, see _verdict)."""
-    planned = _planned(slot, plans, key, topic, variant.code)
+    planned = _planned(slot, plans, key, topic, variant)
     live = grade_sources(slot, {topic: with_replacement(topic, variant.code)}, [topic])
     verdicts = {n: _verdict(r) for n, r in live.items()}
     changed = [(n, verdicts.get(n), _verdict(r)) for n, r in planned.items()

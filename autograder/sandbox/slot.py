@@ -81,7 +81,11 @@ def _clean_env(triton_interpret: bool = True) -> dict[str, str]:
     cache would reach every submission); each worker points Triton's folders into its own
     private folder (:func:`autograder.sandbox.interpreter.prepare`).
     """
+    # The kernel choices of numpy's OpenBLAS, torch's MKL and ATen are kept, so that a test can
+    # grade under a forced kernel (tests/kernels.py; docs/design/measured-facts.md, "The same
+    # grades on every BLAS kernel").
     keep = ("PATH", "LANG", "LC_ALL", "HOME", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE",
+            "MKL_ENABLE_INSTRUCTIONS", "ATEN_CPU_CAPABILITY",
             # CUDA must still find its libraries and devices for the gpu tests.
             "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "CUDA_HOME")
     env = {k: os.environ[k] for k in keep if k in os.environ}

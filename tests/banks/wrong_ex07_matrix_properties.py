@@ -131,7 +131,12 @@ def condition_number(A):
     if S[-1] <= max(A.shape) * eps * S[0]:
         return float("inf")
     return float(S[0] / S[-1])
-"""),
+""",
+            # On a dense singular matrix the smallest eigenvalue of AᵀA is a rounding error of
+            # either sign (±1e-15·σ_max²): ≤ 0 gives inf, > 0 a finite √eps-sized σ_min. Which,
+            # the BLAS kernel decides (SkylakeX and Haswell differ on the repeated-row matrix).
+            # It fails the random, ill-conditioned and transposed tests on every kernel.
+            unsettled=("test_condition_rank_deficient",)),
     Variant("condition_number", "a fixed threshold σ_min < 1e-10 σ_max", """
 import numpy as np
 def condition_number(A):

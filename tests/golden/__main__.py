@@ -46,7 +46,7 @@ def banks_fingerprint(topics: list[str] | None = None) -> dict[str, str]:
             if topics and topic not in topics:
                 continue
             results = grade_sources(slot, {topic: with_replacement(topic, variant.code)}, [topic])
-            found[key] = golden.verdicts_digest(results)
+            found[key] = golden.verdicts_digest(results, variant.unsettled)
             print(key, file=sys.stderr)
     return found
 
@@ -75,15 +75,14 @@ def main() -> int:
         stored = {k: v for k, v in stored.items() if k in mine}
         if args.update:
             merged = {k: v for k, v in golden.load(path).items() if k not in mine}
-            golden.save(path, {**merged, **golden.keep_accepted(stored, now)})
+            golden.save(path, {**merged, **now})
             print(f"{path}: {len(now)} fingerprints of {', '.join(args.topic)} stored")
             return 0
     if args.update:
-        golden.save(path, golden.keep_accepted(stored, now))
+        golden.save(path, now)
         print(f"{path}: {len(now)} fingerprints stored")
         return 0
-    changed = sorted(k for k in now.keys() | stored.keys()
-                     if k not in now or not golden.matches(stored.get(k), now[k]))
+    changed = sorted(k for k in now.keys() | stored.keys() if now.get(k) != stored.get(k))
     print(f"{len(changed)} of {len(now)} differ" + (": " + ", ".join(changed[:10]) if changed else ""))
     return 1 if changed else 0
 

@@ -277,14 +277,16 @@ HEAD = {"L": 4096, "S": 4096, "E": 128, "Ev": 128}  # one head of lesson 8's exa
 
 
 @functools.cache
-def notebook_section(name: str) -> dict:
-    """The namespace left by running section ``name`` of lesson 8's notebook (output dropped)."""
+def notebook_section(*names: str) -> dict:
+    """The namespace left by running sections ``names`` of lesson 8's notebook, in that order
+    and in one namespace (a later section may use an earlier one's names; output dropped)."""
     text = NOTEBOOK8.read_text(encoding="utf-8")
-    body = text.split(f"# --8<-- [start:{name}]\n")[1].split(f"# --8<-- [end:{name}]")[0]
-    namespace: dict = {"math": math}
-    with contextlib.redirect_stdout(io.StringIO()):
-        # the repository's own notebook code, the exact lines the lesson shows
-        exec(compile(body, f"{NOTEBOOK8.name}:{name}", "exec"), namespace)  # noqa: S102
+    namespace: dict = {"math": math, "torch": torch}
+    for name in names:
+        body = text.split(f"# --8<-- [start:{name}]\n")[1].split(f"# --8<-- [end:{name}]")[0]
+        with contextlib.redirect_stdout(io.StringIO()):
+            # the repository's own notebook code, the exact lines the lesson shows
+            exec(compile(body, f"{NOTEBOOK8.name}:{name}", "exec"), namespace)  # noqa: S102
     return namespace
 
 
@@ -319,6 +321,25 @@ def compute_time() -> float:
 def tile_counts(L: int, S: int, block: int) -> dict[str, int]:
     grid = notebook_section("tiles")["tile_kinds"](L, S, block, block)
     return {kind: sum(row.count(kind) for row in grid) for kind in ("skip", "mask", "full")}
+
+
+def exponentials() -> dict:
+    """Lesson 8's count of the softmax's exponentials against the products (its notebook)."""
+    return notebook_section("traffic", "exponentials")
+
+
+def one_key_at_a_time() -> dict:
+    """Lesson 2's tokens through lesson 8's online softmax with block_n = 1 (its notebook):
+    m, l, alpha for each step, recomputed here key by key as the lesson's bullets list them."""
+    ns = notebook_section("blocks", "onepass")
+    q, k = ns["q2"], ns["k2"]
+    s = q @ k.T / math.sqrt(2)  # (2, 2) scaled scores
+    alpha = torch.exp(s[:, 0] - torch.maximum(s[:, 0], s[:, 1]))  # rescale at key 2
+    l = alpha + torch.exp(s[:, 1] - torch.maximum(s[:, 0], s[:, 1]))
+    out = ns["acc"] / ns["l"]
+    assert torch.allclose(ns["l"].ravel(), l) and torch.allclose(ns["m"].ravel(), s.amax(1))
+    assert torch.allclose(out, toy_attention())  # lesson 2's outputs, from lesson 5's solution
+    return {"s": s, "alpha": alpha, "l": l, "out": out, "lse": ns["m"].ravel() + torch.log(l)}
 
 
 def megabytes(n: float) -> str:
@@ -721,6 +742,91 @@ CLAIMS = [
         "$4 d_h = 512$ times fewer",
         lambda: f"$4 d_h = {head_flops() // (4096 * 4096)}$ times fewer",
     ),
+    # the exponentials on the special-function units (FlashAttention-3's point)
+    Claim(
+        L8,
+        "about 254 times as long",
+        lambda: "about {:.0f} times as long".format(
+            exponentials()["DENSE_FLOP_PER_S"] / exponentials()["EXP_PER_S"]
+        ),
+    ),
+    Claim(
+        L8,
+        "the 16.8 million exponentials take 4.3 µs, against 8.7 µs",
+        lambda: "the {:.1f} million exponentials take {:.1f} µs, against {:.1f} µs".format(
+            4096 * 4096 / 1e6, exponentials()["exp_us"], exponentials()["matmul_us"]
+        ),
+    ),
+    Claim(
+        L8,
+        "0.50 of the matmul time",
+        lambda: f"{exponentials()['exp_us'] / exponentials()['matmul_us']:.2f} of the matmul time",
+    ),
+    # lesson 2's tokens, one key at a time
+    Claim(
+        L8,
+        "Row 1's scaled scores are $[-12.73, 0]$, row 2's are $[0, 1.41]$",
+        lambda: (
+            "Row 1's scaled scores are $[{:.2f}, {:.0f}]$, row 2's are $[{:.0f}, {:.2f}]$".format(
+                *(one_key_at_a_time()["s"].ravel().tolist())
+            )
+        ),
+    ),
+    Claim(
+        L8,
+        "$m = -12.73$ for row 1",
+        lambda: f"$m = {one_key_at_a_time()['s'][0, 0]:.2f}$ for row 1",
+    ),
+    Claim(
+        L8,
+        "$e^{-12.73 - 0} \\approx 0.000003$: $l = 1.000003$",
+        lambda: "$e^{{{:.2f} - 0}} \\approx {:.6f}$: $l = {:.6f}$".format(
+            one_key_at_a_time()["s"][0, 0],
+            one_key_at_a_time()["alpha"][0],
+            one_key_at_a_time()["l"][0],
+        ),
+    ),
+    Claim(
+        L8,
+        "Row 2's new score 1.41",
+        lambda: f"Row 2's new score {one_key_at_a_time()['s'][1, 1]:.2f}",
+    ),
+    Claim(
+        L8,
+        "$e^{0 - 1.41} = 0.243$ gives $l = 0.243 + 1 = 1.243$ and the accumulator $0.243\\, v_1",
+        lambda: (
+            "$e^{{0 - {:.2f}}} = {a:.3f}$ gives $l = {a:.3f} + 1 = {:.3f}$ and the accumulator ${a:.3f}\\, v_1".format(
+                one_key_at_a_time()["s"][1, 1],
+                one_key_at_a_time()["l"][1],
+                a=one_key_at_a_time()["alpha"][1],
+            )
+        ),
+    ),
+    Claim(
+        L8,
+        "$o_1 \\approx [2.000, 1.000]$ and $o_2 \\approx [1.804, 1.196]$",
+        lambda: "$o_1 \\approx {}$ and $o_2 \\approx {}$".format(
+            vec(one_key_at_a_time()["out"][0]), vec(one_key_at_a_time()["out"][1])
+        ),
+    ),
+    Claim(
+        L8,
+        "$0.243 / 1.243 = 0.196$",
+        lambda: "${:.3f} / {:.3f} = {:.3f}$".format(
+            one_key_at_a_time()["alpha"][1], one_key_at_a_time()["l"][1], toy_weights()[1, 0]
+        ),
+    ),
+    Claim(
+        L8,
+        "$m + \\log l = 1.41 + \\log 1.243 = 1.632$",
+        lambda: "$m + \\log l = {:.2f} + \\log {:.3f} = {:.3f}$".format(
+            one_key_at_a_time()["s"][1, 1],
+            one_key_at_a_time()["l"][1],
+            one_key_at_a_time()["lse"][1],
+        ),
+    ),
+    # the grid: query blocks times heads, for GPT-2 small's 12 heads
+    Claim(L8, "32 × 12 = 384", lambda: f"{4096 // 128} × 12 = {(4096 // 128) * 12}"),
     Claim(
         L8,
         "moves 138.4 MB to do 8.59 GFLOP",
@@ -885,6 +991,8 @@ GIVEN = {
         "2019",  # Tillet, Kung and Cox (Triton)
         "2022",  # Dao et al. (FlashAttention)
         "2023",  # Dao (FlashAttention-2)
+        "2024",  # Shah et al. (FlashAttention-3)
+        "132",  # SMs of an H100 SXM5 and of an H200 (NVIDIA's data sheets)
     },
 }
 

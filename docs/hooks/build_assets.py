@@ -6,8 +6,9 @@ Runs before every build (``on_pre_build``) and writes into ``docs/generated/`` (
   sources (``docs/notebooks/NN-*.py``, jupytext percent scripts) with ``COURSE_FIGURES`` set,
   so the pictures on the site are exactly the ones a reader's notebook draws, from the solutions;
 - ``gpt2-matmuls.md``: GPT-2 small's matmul catalogue, built by ``transformer_matmuls``;
-- ``evidence-*.md``: the small tables of measured numbers that lessons 1 and 3 show (random
-  cosines, the √d_k scaling, softmax saturating), computed with the solutions' functions;
+- ``evidence-*.md``: the small tables of measured numbers that lessons 1, 3 and 4 show (random
+  cosines, the √d_k scaling, softmax saturating, LoRA's update against its rank), computed
+  with the solutions' functions;
 - ``exercise-exNN_*.md``: each lesson's closing exercise box, read from the one catalogue
   (``autograder/catalogue.toml``), with the stubs included by their snippet sections;
 - ``notebooks/NN-*.ipynb``: the companion notebooks, for download.
@@ -239,12 +240,58 @@ def saturation_table() -> str:
     return "\n".join(lines) + "\n"
 
 
+LORA_RANKS = (4, 8, 16, 64)
+LORA_ALPHA = 16
+LORA_WIDTH = 512
+
+
+def lora_update_size(r: int, alpha: float = LORA_ALPHA, d: int = LORA_WIDTH, seed: int = 0):
+    """The RMS entry of a LoRA update ``layer(x) − base(x)`` for random factors, from the
+    solutions' ``LoRALinear`` (its factor α/r), as (no factor, α/r, α/√r).
+
+    ``A`` has rows of length about 1 (std 1/√d) and ``B`` unit entries: r independent
+    directions standing in for trained ones, so ``x Aᵀ Bᵀ`` has entries of size about √r.
+    """
+    import torch
+
+    from solutions.ex04_svd_lora import LoRALinear
+
+    gen = torch.Generator().manual_seed(seed + r)
+    base = torch.nn.Linear(d, d, bias=False)
+    layer = LoRALinear(base, r=r, alpha=alpha)
+    with torch.no_grad():
+        layer.lora_A.copy_(torch.randn(r, d, generator=gen) / d**0.5)
+        layer.lora_B.copy_(torch.randn(d, r, generator=gen))
+        x = torch.randn(256, d, generator=gen)
+        scaled = float((layer(x) - base(x)).pow(2).mean().sqrt())  # with the layer's α/r
+    raw = scaled / layer.scaling
+    return raw, scaled, raw * alpha / r**0.5
+
+
+def lora_scale_table() -> str:
+    lines = [
+        (
+            "| rank $r$ | $\\alpha / r$ | $\\alpha / \\sqrt r$ | update, no factor "
+            "| with $\\alpha / r$ | with $\\alpha / \\sqrt r$ |"
+        ),
+        "|--:|--:|--:|--:|--:|--:|",
+    ]
+    for r in LORA_RANKS:
+        raw, by_r, by_sqrt = lora_update_size(r)
+        lines.append(
+            f"| {r} | {LORA_ALPHA / r:g} | {LORA_ALPHA / r**0.5:.2f} | {raw:.2f} "
+            f"| {by_r:.2f} | {by_sqrt:.1f} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
 def evidence_tables() -> dict[str, str]:
     """The evidence fragments by file name, each computed with the solutions."""
     return {
         "evidence-cosines.md": cosine_table(),
         "evidence-scaling.md": scaling_table(),
         "evidence-saturation.md": saturation_table(),
+        "evidence-lora-scale.md": lora_scale_table(),
     }
 
 

@@ -1,5 +1,5 @@
 """What the build hook (docs/hooks/build_assets.py) adds to the pages: the measured tables that
-lessons 1 and 3 show, written into docs/generated/ at build time, each saying what the lesson's
+lessons 1, 3 and 4 show, written into docs/generated/ at build time, each saying what the lesson's
 prose says it says; and the typography fix that keeps inline maths with its punctuation."""
 
 from __future__ import annotations
@@ -76,3 +76,19 @@ def test_inline_maths_keeps_its_punctuation():
     out = hook.keep_punctuation(html)
     assert '<span class="math-punct"><span class="arithmatex">\\(x_1\\)</span>,</span>' in out
     assert out.endswith('<span class="arithmatex">\\(y\\)</span></p>')  # nothing to keep
+
+
+def test_lora_update_grows_like_sqrt_r_and_rslora_keeps_it():
+    """Lesson 4: r unrelated rank-one terms add up to about sqrt(r) times one; LoRALinear's
+    alpha / r therefore shrinks the update as r grows, and alpha / sqrt(r) keeps it."""
+    sizes = {r: hook.lora_update_size(r) for r in hook.LORA_RANKS}
+    for r, (raw, by_r, by_sqrt) in sizes.items():
+        assert raw == pytest.approx(np.sqrt(r), rel=0.1)
+        assert by_sqrt == pytest.approx(hook.LORA_ALPHA, rel=0.1)
+    by_r = [sizes[r][1] for r in hook.LORA_RANKS]
+    assert by_r == sorted(by_r, reverse=True) and by_r[0] > 3 * by_r[-1]
+    assert "evidence-lora-scale.md" in hook.evidence_tables()
+    assert '--8<-- "docs/generated/evidence-lora-scale.md"' in (
+        DOCS / "lessons" / "04-svd-lora.md"
+    ).read_text(encoding="utf-8")
+    assert "built" in lesson_text("04-svd-lora.md")

@@ -220,6 +220,26 @@ def rope_score(m: int, n: int) -> float:
     return float(ex6.apply_rope(e, np.array([m]))[0] @ ex6.apply_rope(e, np.array([n]))[0])
 
 
+def toy_rope() -> tuple[np.ndarray, np.ndarray]:
+    """Lesson 2's queries and keys rotated to positions 0 and 1: (Q, K), each (2, 2)."""
+    Q, K, _ = toy_qkv()
+    at = np.array([0, 1])
+    return ex6.apply_rope(Q, at), ex6.apply_rope(K, at)
+
+
+def toy_rope_scores(scale: bool = False) -> np.ndarray:
+    Q, K = toy_rope()
+    return ex2.attention_scores(Q, K, scale=None if scale else 1.0) + 0.0
+
+
+def toy_qk_norm_scores() -> np.ndarray:
+    """Lesson 2's scaled scores after QK-norm with unit gains, (2, 2)."""
+    Q, K, _ = toy_qkv()
+    qn, kn = ex6.qk_norm(Q[None], K[None], np.ones(2), np.ones(2))
+    # rounded first: the cross scores are ±1e-17, which would print as -0.00
+    return np.round(ex2.attention_scores(qn[0], kn[0]), 12) + 0.0
+
+
 # ------------------------------------------------------------------ lesson 7
 L7 = "07-matrix-properties.md"
 
@@ -655,6 +675,59 @@ CLAIMS = [
     Claim(L6, "the variance 1.25", lambda: "the variance " + fmt(x6.var(), "g")),
     Claim(
         L6, "\\cos 3 \\approx -0.990", lambda: "\\cos 3 \\approx " + fmt(rope_score(2, 5), ".3f")
+    ),
+    # lesson 2's tokens at positions 0 and 1
+    Claim(
+        L6,
+        "both turn by one radian, to $[-0.301, 1.382]$",
+        lambda: f"both turn by one radian, to ${vec(toy_rope()[0][1])}$",
+    ),
+    Claim(
+        L6,
+        "$-18$ and 2, since",
+        lambda: "${:.0f}$ and {:.0f}, since".format(*np.diag(toy_rope_scores())),
+    ),
+    Claim(
+        L6,
+        "become $-5.05$ for query 1 against key 2 and $5.05$ for query 2",
+        lambda: (
+            f"become ${toy_rope_scores()[0, 1]:.2f}$ for query 1 against key 2 and ${toy_rope_scores()[1, 0]:.2f}$ for query 2"
+        ),
+    ),
+    Claim(
+        L6,
+        "token 2's row of scores is $[3.57, 1.41]$",
+        lambda: f"token 2's row of scores is ${vec(toy_rope_scores(scale=True)[1], '.2f')}$",
+    ),
+    Claim(
+        L6,
+        "lesson 2's 0.196 to 0.896",
+        lambda: (
+            f"lesson 2's {toy_weights()[1, 0]:.3f} to {ex3.softmax(toy_rope_scores(scale=True)[1])[0]:.3f}"
+        ),
+    ),
+    # ... and after QK-norm
+    Claim(
+        L6,
+        "from $[-12.73, 0]$ and $[0, 1.41]$ to $[-1.41, 0]$ and $[0, 1.41]$",
+        lambda: "from ${}$ and ${}$ to ${}$ and ${}$".format(
+            *(vec(r, ".2f").replace("0.00", "0") for r in ex2.attention_scores(*toy_qk()) + 0.0),
+            *(vec(r, ".2f").replace("0.00", "0") for r in toy_qk_norm_scores()),
+        ),
+    ),
+    Claim(
+        L6,
+        "token 1's near-certain 0.999997",
+        lambda: f"token 1's near-certain {toy_weights()[0, 1]:.6f}",
+    ),
+    Claim(
+        L6,
+        "softens to 0.804: both tokens now spread their weight as $[0.196, 0.804]$",
+        lambda: (
+            f"softens to {ex3.softmax(toy_qk_norm_scores()[0])[1]:.3f}: both tokens now spread their weight as ${vec(ex3.softmax(toy_qk_norm_scores()[1]))}$"
+            if np.allclose(*ex3.softmax(toy_qk_norm_scores(), axis=-1))
+            else "the two rows differ"
+        ),
     ),
     # lesson 7
     Claim(

@@ -57,6 +57,45 @@ def random_orthogonal(n, rng):
 
 
 # %% [markdown]
+# ## The SVD as a picture
+#
+# A 2 × 2 matrix acting on the unit circle, one factor at a time (column vectors, W v):
+# Vᵀ turns the circle so that v₁ and v₂ lie on the axes, Σ stretches the axes by σ₁ and σ₂,
+# and U turns the result so that the ellipse's semi-axes are σ₁u₁ and σ₂u₂.
+
+# %%
+# --8<-- [start:picture]
+W2 = np.array([[1.5, 0.5], [-0.4, 0.9]])
+U2, S2, Vt2 = ex.truncated_svd(W2, 2)  # U (2, 2), S (2,), Vᵀ (2, 2)
+angle = np.linspace(0, 2 * np.pi, 97)
+circle = np.stack([np.cos(angle), np.sin(angle)])  # (2, 97): unit vectors
+steps = [circle, Vt2 @ circle, np.diag(S2) @ Vt2 @ circle]
+steps.append(U2 @ steps[-1])
+assert np.allclose(steps[-1], W2 @ circle)  # the three factors are W
+print("singular values:", S2.round(3))
+# --8<-- [end:picture]
+
+# %%
+fig, axes = plt.subplots(1, 4, figsize=(8.4, 2.5), constrained_layout=True)
+titles = ["unit circle, v₁ and v₂", "after Vᵀ: a turn", "after Σ: a stretch", "after U: W v"]
+arrows = [
+    (Vt2.T, ("v₁", "v₂")),  # the right singular vectors, where they start
+    (np.eye(2), ("e₁", "e₂")),  # Vᵀ sends them to the axes
+    (np.diag(S2), ("σ₁e₁", "σ₂e₂")),
+    (U2 * S2, ("σ₁u₁", "σ₂u₂")),  # columns σ_k u_k: the ellipse's semi-axes
+]
+limit = 1.4 * S2[0]
+for ax, points, title, (vectors, names) in zip(axes, steps, titles, arrows):
+    ax.scatter(*points, c=angle, cmap="twilight", s=6)
+    for vector, name, colour in zip(vectors.T, names, ("tab:red", "tab:blue")):
+        ax.annotate("", xy=vector, xytext=(0, 0), arrowprops={"arrowstyle": "-|>", "color": colour})
+        ax.text(*(vector * 1.25), name, color=colour, fontsize=9, ha="center", va="center")
+    ax.set(xlim=(-limit, limit), ylim=(-limit, limit), aspect="equal")
+    ax.axis("off")
+    ax.set_title(title, fontsize=9)
+show(fig, "04-svd-picture")
+
+# %% [markdown]
 # ## A matrix with chosen singular values
 
 # %%

@@ -9,6 +9,8 @@ Runs before every build (``on_pre_build``) and writes into ``docs/generated/`` (
 - ``evidence-*.md``: the small tables of measured numbers that lessons 1, 3 and 4 show (random
   cosines, the √d_k scaling, softmax saturating, LoRA's update against its rank), computed
   with the solutions' functions;
+- ``published-flash-attention.md``: lesson 8's table of the FlashAttention papers' reported
+  speeds, each paired with its GPU's peak (the column a paper does not state is computed);
 - ``exercise-exNN_*.md``: each lesson's closing exercise box, read from the one catalogue
   (``autograder/catalogue.toml``), with the stubs included by their snippet sections;
 - ``notebooks/NN-*.ipynb``: the companion notebooks, for download.
@@ -285,6 +287,53 @@ def lora_scale_table() -> str:
     return "\n".join(lines) + "\n"
 
 
+# What the FlashAttention papers report, forward and backward together, at head dimensions 64
+# and 128. Each row gives what its paper states, a rate in TFLOP/s or a share of the GPU's
+# peak, and the table computes the other from the peak. Peaks are NVIDIA's data sheets, dense
+# (no sparsity): A100 SXM4 312 TFLOP/s fp16/bf16; H100 SXM5 989 fp16/bf16, 1,979 fp8.
+PUBLISHED = (
+    # (kernel, GPU, dtype, peak TFLOP/s, reported TFLOP/s or None, reported share or None, source)
+    ("FlashAttention", "A100", "fp16", 312, None, (0.25, 0.40), "Dao (2023), section 1"),
+    ("FlashAttention-2", "A100", "fp16", 312, None, (0.50, 0.73), "Dao (2023), abstract"),
+    ("FlashAttention-2", "H100", "fp16", 989, None, (0.35,), "Shah et al. (2024), abstract"),
+    ("FlashAttention-3", "H100", "fp16", 989, (740,), None, "Shah et al. (2024), abstract"),
+    ("FlashAttention-3", "H100", "fp8", 1979, (1200,), None, "Shah et al. (2024), abstract"),
+    # (the paper's fp8 figure is "close to 1.2 PFLOPs/s")
+)
+
+
+def published_rows() -> list[tuple[str, str, str, int, tuple[float, ...], tuple[float, ...], str]]:
+    """:data:`PUBLISHED` with both columns filled: (kernel, GPU, dtype, peak, TFLOP/s range,
+    share range, source); a one-element range is a single value."""
+    rows = []
+    for kernel, gpu, dtype, peak, rate, share, source in PUBLISHED:
+        if rate is None:
+            rate = tuple(s * peak for s in share)
+        else:
+            share = tuple(r / peak for r in rate)
+        rows.append((kernel, gpu, dtype, peak, rate, share, source))
+    return rows
+
+
+def published_table() -> str:
+    lines = [
+        "| kernel | GPU | dtype | peak TFLOP/s | reached TFLOP/s | share of peak | source |",
+        "|---|---|---|--:|--:|--:|---|",
+    ]
+    for stated, (kernel, gpu, dtype, peak, rate, share, source) in zip(
+        (row[4] for row in PUBLISHED), published_rows()
+    ):
+        # the column the paper states is plain; the computed one is marked "about"
+        rate_s = "–".join(f"{r:,.0f}" for r in rate)
+        share_s = "–".join(f"{100 * s:.0f}" for s in share) + " %"
+        if stated is None:
+            rate_s = "about " + rate_s
+        else:
+            share_s = "about " + share_s
+        lines.append(f"| {kernel} | {gpu} | {dtype} | {peak:,} | {rate_s} | {share_s} | {source} |")
+    return "\n".join(lines) + "\n"
+
+
 def evidence_tables() -> dict[str, str]:
     """The evidence fragments by file name, each computed with the solutions."""
     return {
@@ -292,6 +341,7 @@ def evidence_tables() -> dict[str, str]:
         "evidence-scaling.md": scaling_table(),
         "evidence-saturation.md": saturation_table(),
         "evidence-lora-scale.md": lora_scale_table(),
+        "published-flash-attention.md": published_table(),
     }
 
 

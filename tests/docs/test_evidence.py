@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from .conftest import DOCS
-from .test_numbers import L1, L3, lesson_text
+from .test_numbers import L1, L3, L8, lesson_text
 
 
 def load_hook():
@@ -92,3 +92,28 @@ def test_lora_update_grows_like_sqrt_r_and_rslora_keeps_it():
         DOCS / "lessons" / "04-svd-lora.md"
     ).read_text(encoding="utf-8")
     assert "built" in lesson_text("04-svd-lora.md")
+
+
+def test_published_flash_attention_numbers_fill_the_missing_column():
+    """Lesson 8's table of the papers' numbers: the column a paper does not state is computed
+    from the GPU's peak (FlashAttention-3's 740 TFLOP/s is 75 % of the H100's 989)."""
+    rows = {(k, g, d): (rate, share) for k, g, d, _, rate, share, _ in hook.published_rows()}
+    rate, share = rows[("FlashAttention-3", "H100", "fp16")]
+    assert rate == (740,) and round(100 * share[0]) == 75
+    rate, share = rows[("FlashAttention-2", "H100", "fp16")]
+    assert round(rate[0]) == 346 and share == (0.35,)
+    table = hook.published_table()
+    assert "| 740 | about 75 % |" in table and "| about 346 | 35 % |" in table
+    assert all("(20" in row[-1] for row in hook.PUBLISHED)  # every row names its source
+    peaks = {row[1]: row[3] for row in hook.PUBLISHED if row[2] == "fp16"}
+    assert round(peaks["H100"] / peaks["A100"]) == 3  # "about three times faster"
+    assert "about three times faster (989 against 312 TFLOP/s)" in lesson_text(L8)
+
+
+def test_lesson_8_includes_the_published_and_measured_tables():
+    text = (DOCS / "lessons" / L8).read_text(encoding="utf-8")
+    assert '--8<-- "docs/generated/published-flash-attention.md"' in text
+    assert '--8<-- "docs/measured/flash-attention-gpu.md"' in text
+    assert (DOCS / "measured" / "flash-attention-gpu.md").is_file()
+    script = (DOCS.parent / "scripts" / "gpu_check.sh").read_text(encoding="utf-8")
+    assert "docs/measured/flash-attention-gpu.md" in script  # where the GPU run writes it

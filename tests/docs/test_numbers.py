@@ -1098,6 +1098,8 @@ GIVEN = {
         "2023",  # Dao (FlashAttention-2)
         "2024",  # Shah et al. (FlashAttention-3)
         "132",  # SMs of an H100 SXM5 and of an H200 (NVIDIA's data sheets)
+        "989",  # H100 SXM5 dense fp16 TFLOP/s, build_assets.PUBLISHED (test_evidence checks)
+        "312",  # A100 dense fp16 TFLOP/s, the same
     },
 }
 

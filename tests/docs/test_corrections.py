@@ -61,6 +61,7 @@ RETIRED = [
     (L5, "The cost is the same as one head", "same FLOPs, h times the scores"),
     (L7, "as some texts do", "an aside correcting a source the student never saw"),
     (L1, "you may meet 28.9°", "an aside correcting a source the student never saw"),
+    (L1, "sometimes quoted for GPT-4", "an aside correcting a source the student never saw"),
 ]
 
 

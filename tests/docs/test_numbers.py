@@ -1058,6 +1058,9 @@ GIVEN = {
         "4096",
         "512",  # the width of the LoRA scale table's inputs (build_assets.LORA_WIDTH)
         "2023",  # Kalajdzievski (rsLoRA)
+        "2022",  # Hu et al. (LoRA, ICLR)
+        "1936",  # Eckart and Young
+        "1960",  # Mirsky
     },  # k = 64 in the storage example has two digits: not a checked number
     "05-attention.md": {"100", "128", "768"},  # 64 and 32 (two digits) are not checked
     L6: {"0.8", "0.3", "10,000", "256"},
@@ -1077,6 +1080,7 @@ GIVEN = {
         "128",
         "2013",  # Pascanu, Mikolov and Bengio's year
         "2019",  # Radford et al. (GPT-2, its 1/sqrt(N) residual initialisation)
+        "2.3",  # the GPT-2 report's section on the model
         "0.05",  # the residual branches' size in the worked bounds
         "0.01",
         "3.29",  # the non-normal W_hh's entries

@@ -407,13 +407,14 @@ def scores_and_row_max(q, k, block_m=16, block_n=16):
     scores q kᵀ (B, H, L, S) and each row's maximum (B, H, L), float32."""
     B, H, L, E = q.shape
     S = k.shape[2]
-    q3 = q.reshape(B * H, L, E).contiguous()  # head bh starts at bh·L·E
-    k3 = k.reshape(B * H, S, E).contiguous()
+    # one contiguous (B·H, L, E) block: head bh starts at bh·L·E
+    q_flat = q.contiguous().view(B * H, L, E)
+    k_flat = k.contiguous().view(B * H, S, E)
     s = torch.empty(B * H, L, S, dtype=torch.float32, device=q.device)
     m = torch.empty(B * H, L, dtype=torch.float32, device=q.device)
-    grid = (triton.cdiv(L, block_m), B * H)  # (query blocks, batch·head)
-    scores_kernel[grid](q3, k3, s, m, L, S, E,
-                        BLOCK_M=block_m, BLOCK_N=block_n)
+    n_blocks = triton.cdiv(L, block_m)  # ⌈L / block_m⌉ query blocks
+    scores_kernel[(n_blocks, B * H)](q_flat, k_flat, s, m, L, S, E,
+                                     BLOCK_M=block_m, BLOCK_N=block_n)
     return s.reshape(B, H, L, S), m.reshape(B, H, L)
 
 

@@ -415,8 +415,9 @@ def reference_modules(topics: list) -> str:
 def environment_kept():
     """Undo, on exit, whatever a notebook set in ``os.environ``.
 
-    Lesson 8's notebook turns on ``TRITON_INTERPRET=1`` when it finds no GPU (Triton reads it
-    when a kernel is defined); that choice belongs to the notebook, not to the mkdocs process.
+    The figures' run turns on ``TRITON_INTERPRET=1`` when there is no GPU (Triton reads it when
+    it is first imported; see :func:`use_interpreter_without_gpu`); that choice belongs to the
+    figures, not to the rest of the mkdocs process.
     """
     saved = dict(os.environ)
     try:
@@ -424,6 +425,33 @@ def environment_kept():
     finally:
         os.environ.clear()
         os.environ.update(saved)
+
+
+def use_interpreter_without_gpu() -> None:
+    """Without CUDA, set ``TRITON_INTERPRET=1`` before any notebook runs.
+
+    Triton decides when it is first imported whether its library functions (``tl.max``,
+    ``tl.sum``, ...) belong to the interpreter, and the notebooks share this process: an
+    earlier one may import it without the variable (a ``torch.optim`` step does), and lesson
+    8's kernels would then fail in the interpreter ("Cannot call @triton.jit'd outside of the
+    scope of a kernel"), although lesson 8's notebook sets the variable before its own import.
+
+    Raises:
+        mkdocs.exceptions.PluginError: Triton was imported before this point without the
+            interpreter and no GPU can run its kernels.
+    """
+    import torch
+
+    if torch.cuda.is_available() or os.environ.get("TRITON_INTERPRET") == "1":
+        return
+    if "triton" in sys.modules:
+        from mkdocs.exceptions import PluginError
+
+        raise PluginError(
+            "triton was imported before the notebooks ran, without TRITON_INTERPRET=1 and "
+            "with no GPU: lesson 8's kernels cannot run; set TRITON_INTERPRET=1 for the build"
+        )
+    os.environ["TRITON_INTERPRET"] = "1"
 
 
 def draw_figures(staging: Path, topics: list) -> None:
@@ -435,6 +463,7 @@ def draw_figures(staging: Path, topics: list) -> None:
 
     with environment_kept():
         os.environ["COURSE_FIGURES"] = str(staging)
+        use_interpreter_without_gpu()
         for topic in topics:
             script = notebook_for(topic)
             with (

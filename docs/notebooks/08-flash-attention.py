@@ -30,7 +30,7 @@ from matplotlib.colors import ListedColormap
 from matplotlib.patches import Patch
 
 if not torch.cuda.is_available():
-    # Triton reads this when a kernel is defined: on a machine without CUDA, only the
+    # Triton reads this when it is first imported: on a machine without CUDA, only the
     # interpreter can run a kernel (on CPU tensors).
     os.environ.setdefault("TRITON_INTERPRET", "1")
 import triton

@@ -117,3 +117,51 @@ def test_lesson_8_includes_the_published_and_measured_tables():
     assert (DOCS / "measured" / "flash-attention-gpu.md").is_file()
     script = (DOCS.parent / "scripts" / "gpu_check.sh").read_text(encoding="utf-8")
     assert "docs/measured/flash-attention-gpu.md" in script  # where the GPU run writes it
+
+
+def test_lesson_5_describes_the_model_its_notebook_trains():
+    """Lesson 5's trained head: the sizes the prose gives are the notebook's (the notebook
+    itself asserts the accuracy and the 7-back pattern each time the site is built)."""
+    source = (DOCS / "notebooks" / "05-attention.py").read_text(encoding="utf-8")
+    trained = source.split("[start:trained]")[1].split("[end:trained]")[0]
+    assert "V, HALF, WIDTH = 16, 8, 32" in trained
+    assert "range(150)" in trained and "copy_batch(64)" in trained
+    assert "assert accuracy > 0.99" in trained
+    assert "torch.equal(looks_at, torch.arange(1, HALF))" in trained
+    text = lesson_text("05-attention.md")
+    assert "8 random tokens from a vocabulary of 16" in text
+    assert "embeddings of width 32" in text and "150 steps of Adam on batches of 64" in text
+    assert "05-trained-head.svg" in (DOCS / "lessons" / "05-attention.md").read_text("utf-8")
+
+
+def test_figures_turn_the_interpreter_on_before_any_notebook_imports_triton():
+    """The notebooks share the build's process, and a torch.optim step (lesson 5's trained
+    head) imports Triton: without the interpreter set first, lesson 8's kernels then fail
+    ("Cannot call @triton.jit'd outside of the scope of a kernel"). Run in a fresh process,
+    in that order: the hook's switch, an Adam step, then lesson 8's row-maximum kernel."""
+    import subprocess
+    import sys
+
+    program = f"""
+import os, sys
+os.environ.pop("TRITON_INTERPRET", None)
+sys.path[:0] = [{str(DOCS.parent)!r}, {str(DOCS / "hooks")!r}]
+import torch
+if torch.cuda.is_available():
+    sys.exit(0)
+import build_assets
+build_assets.use_interpreter_without_gpu()
+p = torch.nn.Parameter(torch.zeros(3))
+opt = torch.optim.Adam([p])
+p.sum().backward()
+opt.step()  # imports triton
+import triton, triton.language as tl
+text = open({str(DOCS / "notebooks" / "08-flash-attention.py")!r}).read()
+body = text.split("[start:rowmax]\\n")[1].split("# --8<-- [end:rowmax]")[0]
+exec(body, {{"torch": torch, "triton": triton, "tl": tl, "device": "cpu"}})
+print("row max ok")
+"""
+    proc = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, timeout=300, check=False
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]

@@ -1062,7 +1062,13 @@ GIVEN = {
         "1936",  # Eckart and Young
         "1960",  # Mirsky
     },  # k = 64 in the storage example has two digits: not a checked number
-    "05-attention.md": {"100", "128", "768"},  # 64 and 32 (two digits) are not checked
+    "05-attention.md": {
+        "100",
+        "128",
+        "768",  # 64 and 32 (two digits) are not checked
+        "150",  # training steps of the notebook's copy model (its trained section)
+        "2022",  # Olsson et al. (induction heads)
+    },
     L6: {"0.8", "0.3", "10,000", "256"},
     L7: {
         "0.9",

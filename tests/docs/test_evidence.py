@@ -165,3 +165,16 @@ print("row max ok")
         [sys.executable, "-c", program], capture_output=True, text=True, timeout=300, check=False
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
+
+
+def test_lesson_4_describes_the_fine_tune_its_notebook_runs():
+    """Lesson 4's low-rank check: the ranks and the claims the prose makes are the ones the
+    notebook measures and asserts each time the site is built."""
+    source = (DOCS / "notebooks" / "04-svd-lora.py").read_text(encoding="utf-8")
+    assert "for rank in (1, 2, 4, 8):" in source
+    assert "assert energy(sv_update, 8) > energy(sv_random, 8) + 0.2" in source
+    assert "assert lora_error[8] < 1.2 * full_error < lora_error[1]" in source
+    text = lesson_text("04-svd-lora.md")
+    assert "LoRA adapters of rank 1, 2, 4 and 8 on both layers" in text
+    assert "an adapter of rank 8, a quarter of the layer's input width" in text
+    assert "D_IN, HIDDEN, D_OUT = 32, 64, 8" in source  # rank 8 is a quarter of 32

@@ -88,7 +88,7 @@ def rope_angles(positions: np.ndarray, rotary_dim: int, base: float = 10000.0) -
         Su et al. 2021, RoFormer, eq. (15) (``θ_i = 10000^(−2(i−1)/d)``); lesson section "RoPE".
 
     Example:
-        Seed 003's head: 64 of 256 dimensions rotated, i.e. 32 frequencies.
+        A Qwen3.6-style head: 64 of 256 dimensions rotated, i.e. 32 frequencies.
 
         >>> theta = rope_angles(np.arange(4), rotary_dim=64)
         >>> theta.shape
@@ -151,7 +151,7 @@ def apply_rope(
         >>> apply_rope(cat, np.array([1])).round(4)
         array([[0.1798, 0.8353]])
 
-        Seed 003's partial rotary: 64 of 256 head dimensions turn, 192 stay put, and scores
+        Lesson 6's partial rotary: 64 of 256 head dimensions turn, 192 stay put, and scores
         depend only on the distance between positions (5 − 3 = 12 − 10):
 
         >>> rng = np.random.default_rng(0)

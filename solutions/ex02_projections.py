@@ -77,7 +77,7 @@ def linear(x: ArrayLike, W: ArrayLike, b: ArrayLike | None = None) -> np.ndarray
         Lesson 02, "The shape rule"; PyTorch ``nn.Linear``.
 
     Example:
-        >>> W_down = np.array([[0.4, 0.5, 0.2],     # seed 003's (2, 3) matrix, column form:
+        >>> W_down = np.array([[0.4, 0.5, 0.2],     # lesson 2's (2, 3) matrix, column form:
         ...                    [0.3, 0.1, 0.6]])    # y = W_down · v
         >>> v_3d = np.array([0.51, 0.29, 0.55])
         >>> np.round(linear(v_3d, W_down.T), 3)     # row form: v_3d @ W_down.T, (3,) → (2,)

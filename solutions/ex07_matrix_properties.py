@@ -71,9 +71,9 @@ def bptt_jacobian(W_hh: np.ndarray, pre_activations: np.ndarray) -> np.ndarray:
 
     Column-vector convention, as in the lesson: ``h_t = tanh(a_t)``, ``a_t = W_hh h_{t−1} +
     W_xh x_t + b``, so ``∂h_t/∂h_{t−1} = diag(tanh'(a_t)) W_hh`` — W_hh itself, not its
-    transpose. (Seed 000 writes ``W_hhᵀ``: that factor belongs to the row-vector form
-    ``h_t = tanh(h_{t−1} W_hh + …)``, where the Jacobian of the row map is ``W_hhᵀ diag(·)``
-    in column layout; mixing the two conventions transposes every step.)
+    transpose. (``W_hhᵀ`` belongs to the row-vector form ``h_t = tanh(h_{t−1} W_hh + …)``,
+    where the Jacobian of the row map is ``W_hhᵀ diag(·)`` in column layout; mixing the two
+    conventions transposes every step.)
 
     ``1 − tanh²(a)`` is evaluated as ``sech²(a) = 4e/(1 + e)²`` with ``e = exp(−2|a|)``: the
     same number, but it keeps its digits for large |a|, where ``tanh(a)`` rounds to ±1 and

@@ -282,7 +282,10 @@ def _public_task(path: str) -> model.Result | Pending:
     t0 = time.monotonic()
     g = loop.begin(loaded.sources, _slot_specs, problems=loaded.problems, error=loaded.error)
     if _slot_cfg["hidden_sweep"]:
-        loop.run_phase(g, _public_slot or _slot, _slot_specs, "public", plans=_slot_plans)
+        # Its workers are reaped by the zygote before its next fork, and all of them when the
+        # barrier between the sweeps closes it (_between_sweeps): no wait here.
+        loop.run_phase(g, _public_slot or _slot, _slot_specs, "public", plans=_slot_plans,
+                       reap=False)
         return Pending(loaded, g, time.monotonic() - t0)
     loop.run_phase(g, _slot, _slot_specs, "public", plans=_slot_plans)
     return _finish(Pending(loaded, g, time.monotonic() - t0))
@@ -317,7 +320,7 @@ def _record_hidden_plans(queues: list | None) -> None:
 def _hidden_task(pending: Pending) -> model.Result:
     """Sweep 2 for one submission in a slot process: its hidden phase, then its files."""
     t0 = time.monotonic()
-    loop.run_phase(pending.grading, _slot, _slot_specs, "hidden", plans=_slot_plans)
+    loop.run_phase(pending.grading, _slot, _slot_specs, "hidden", plans=_slot_plans, reap=False)
     pending.seconds += time.monotonic() - t0
     return _finish(pending)
 

@@ -115,10 +115,13 @@ def has_phase(specs: dict[str, list[runner.TestSpec]], phase: str) -> bool:
 
 def run_phase(g: Grading, slot: Slot, specs: dict[str, list[runner.TestSpec]], phase: str, *,
               plans: dict | None = None, references: dict[str, ModuleType] | None = None,
-              status: Callable[[str], ContextManager] | None = None) -> None:
+              status: Callable[[str], ContextManager] | None = None,
+              reap: bool = True) -> None:
     """Run ``phase``'s tests of every topic in fresh workers of ``slot``, then suspend the
-    session: when this returns, every worker of the phase is reaped. Never raises for anything
-    the submission does."""
+    session: when this returns, every worker of the phase is reaped (without ``reap``, the
+    slot's zygote reaps them before its next fork: a batch, whose barrier between the sweeps
+    closes the zygote, :mod:`autograder.grading.batch`). Never raises for anything the
+    submission does."""
     g.bind(specs)
     if g.sources and g.session is None:
         g.session = Session(slot, g.sources)
@@ -146,7 +149,7 @@ def run_phase(g: Grading, slot: Slot, specs: dict[str, list[runner.TestSpec]], p
                     g.unloadable[topic] = why
     finally:
         if g.session is not None:
-            g.session.suspend()
+            g.session.suspend(wait=reap)
 
 
 def finish(g: Grading, specs: dict[str, list[runner.TestSpec]]) -> Outcome:

@@ -192,15 +192,15 @@ class Session(Pipelining):
         shutil.rmtree(self.workdir, ignore_errors=True)
         return text
 
-    def suspend(self) -> None:
-        """End this phase: kill its worker and strays, wait until they are reaped (then none of
-        its workers runs: docs/design/threat-model.md, phases), keep what they printed, remove
-        the workdir, let go of the slot. The rest (the budget and the rest of the deadline, the
-        barred functions, the failed imports) is kept for :meth:`resume`, in another process
-        too: a suspended session pickles (:mod:`autograder.grading.batch`'s hidden sweep)."""
+    def suspend(self, wait: bool = True) -> None:
+        """End this phase: kill its worker and strays, wait until they are reaped (without
+        ``wait``, the zygote does before its next fork, or when a batch's barrier closes it:
+        docs/design/threat-model.md, phases), keep what they printed, remove the workdir, let go
+        of the slot. The budget, the rest of the deadline, the barred functions and the failed
+        imports are kept for :meth:`resume`, in another process too (it pickles)."""
         if self.slot is None:
             return
-        self._outputs[self.phase] += self._finish(wait=True)
+        self._outputs[self.phase] += self._finish(wait=wait)
         self._busy_before = self.busy_seconds
         # The deadline stops while suspended: the time between sweeps is other submissions'.
         self._left = None if self.started is None else self.time_left()

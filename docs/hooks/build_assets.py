@@ -6,8 +6,11 @@ Runs before every build (``on_pre_build``) and writes into ``docs/generated/`` (
   sources (``docs/notebooks/NN-*.py``, jupytext percent scripts) with ``COURSE_FIGURES`` set,
   so the pictures on the site are exactly the ones a reader's notebook draws, from the solutions;
 - ``gpt2-matmuls.md``: GPT-2 small's matmul catalogue, built by ``transformer_matmuls``;
-- ``evidence-*.md``: the small tables of measured numbers that lessons 1 and 3 show (random
-  cosines, the √d_k scaling, softmax saturating), computed with the solutions' functions;
+- ``evidence-*.md``: the small tables of measured numbers that lessons 1, 3 and 4 show (random
+  cosines, the √d_k scaling, softmax saturating, LoRA's update against its rank), computed
+  with the solutions' functions;
+- ``published-flash-attention.md``: lesson 8's table of the FlashAttention papers' reported
+  speeds, each paired with its GPU's peak (the column a paper does not state is computed);
 - ``exercise-exNN_*.md``: each lesson's closing exercise box, read from the one catalogue
   (``autograder/catalogue.toml``), with the stubs included by their snippet sections;
 - ``notebooks/NN-*.ipynb``: the companion notebooks, for download.
@@ -239,12 +242,106 @@ def saturation_table() -> str:
     return "\n".join(lines) + "\n"
 
 
+LORA_RANKS = (4, 8, 16, 64)
+LORA_ALPHA = 16
+LORA_WIDTH = 512
+
+
+def lora_update_size(r: int, alpha: float = LORA_ALPHA, d: int = LORA_WIDTH, seed: int = 0):
+    """The RMS entry of a LoRA update ``layer(x) − base(x)`` for random factors, from the
+    solutions' ``LoRALinear`` (its factor α/r), as (no factor, α/r, α/√r).
+
+    ``A`` has rows of length about 1 (std 1/√d) and ``B`` unit entries: r independent
+    directions standing in for trained ones, so ``x Aᵀ Bᵀ`` has entries of size about √r.
+    """
+    import torch
+
+    from solutions.ex04_svd_lora import LoRALinear
+
+    gen = torch.Generator().manual_seed(seed + r)
+    base = torch.nn.Linear(d, d, bias=False)
+    layer = LoRALinear(base, r=r, alpha=alpha)
+    with torch.no_grad():
+        layer.lora_A.copy_(torch.randn(r, d, generator=gen) / d**0.5)
+        layer.lora_B.copy_(torch.randn(d, r, generator=gen))
+        x = torch.randn(256, d, generator=gen)
+        scaled = float((layer(x) - base(x)).pow(2).mean().sqrt())  # with the layer's α/r
+    raw = scaled / layer.scaling
+    return raw, scaled, raw * alpha / r**0.5
+
+
+def lora_scale_table() -> str:
+    lines = [
+        (
+            "| rank $r$ | $\\alpha / r$ | $\\alpha / \\sqrt r$ | update, no factor "
+            "| with $\\alpha / r$ | with $\\alpha / \\sqrt r$ |"
+        ),
+        "|--:|--:|--:|--:|--:|--:|",
+    ]
+    for r in LORA_RANKS:
+        raw, by_r, by_sqrt = lora_update_size(r)
+        lines.append(
+            f"| {r} | {LORA_ALPHA / r:g} | {LORA_ALPHA / r**0.5:.2f} | {raw:.2f} "
+            f"| {by_r:.2f} | {by_sqrt:.1f} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+# What the FlashAttention papers report, forward and backward together, at head dimensions 64
+# and 128. Each row gives what its paper states, a rate in TFLOP/s or a share of the GPU's
+# peak, and the table computes the other from the peak. Peaks are NVIDIA's data sheets, dense
+# (no sparsity): A100 SXM4 312 TFLOP/s fp16/bf16; H100 SXM5 989 fp16/bf16, 1,979 fp8.
+PUBLISHED = (
+    # (kernel, GPU, dtype, peak TFLOP/s, reported TFLOP/s or None, reported share or None, source)
+    ("FlashAttention", "A100", "fp16", 312, None, (0.25, 0.40), "Dao (2023), section 1"),
+    ("FlashAttention-2", "A100", "fp16", 312, None, (0.50, 0.73), "Dao (2023), abstract"),
+    ("FlashAttention-2", "H100", "fp16", 989, None, (0.35,), "Shah et al. (2024), abstract"),
+    ("FlashAttention-3", "H100", "fp16", 989, (740,), None, "Shah et al. (2024), abstract"),
+    ("FlashAttention-3", "H100", "fp8", 1979, (1200,), None, "Shah et al. (2024), abstract"),
+    # (the paper's fp8 figure is "close to 1.2 PFLOPs/s")
+)
+
+
+def published_rows() -> list[tuple[str, str, str, int, tuple[float, ...], tuple[float, ...], str]]:
+    """:data:`PUBLISHED` with both columns filled: (kernel, GPU, dtype, peak, TFLOP/s range,
+    share range, source); a one-element range is a single value."""
+    rows = []
+    for kernel, gpu, dtype, peak, rate, share, source in PUBLISHED:
+        if rate is None:
+            rate = tuple(s * peak for s in share)
+        else:
+            share = tuple(r / peak for r in rate)
+        rows.append((kernel, gpu, dtype, peak, rate, share, source))
+    return rows
+
+
+def published_table() -> str:
+    lines = [
+        "| kernel | GPU | dtype | peak TFLOP/s | reached TFLOP/s | share of peak | source |",
+        "|---|---|---|--:|--:|--:|---|",
+    ]
+    for stated, (kernel, gpu, dtype, peak, rate, share, source) in zip(
+        (row[4] for row in PUBLISHED), published_rows()
+    ):
+        # the column the paper states is plain; the computed one is marked "about"
+        rate_s = "–".join(f"{r:,.0f}" for r in rate)
+        share_s = "–".join(f"{100 * s:.0f}" for s in share) + " %"
+        if stated is None:
+            rate_s = "about " + rate_s
+        else:
+            share_s = "about " + share_s
+        lines.append(f"| {kernel} | {gpu} | {dtype} | {peak:,} | {rate_s} | {share_s} | {source} |")
+    return "\n".join(lines) + "\n"
+
+
 def evidence_tables() -> dict[str, str]:
     """The evidence fragments by file name, each computed with the solutions."""
     return {
         "evidence-cosines.md": cosine_table(),
         "evidence-scaling.md": scaling_table(),
         "evidence-saturation.md": saturation_table(),
+        "evidence-lora-scale.md": lora_scale_table(),
+        "published-flash-attention.md": published_table(),
     }
 
 
@@ -318,8 +415,9 @@ def reference_modules(topics: list) -> str:
 def environment_kept():
     """Undo, on exit, whatever a notebook set in ``os.environ``.
 
-    Lesson 8's notebook turns on ``TRITON_INTERPRET=1`` when it finds no GPU (Triton reads it
-    when a kernel is defined); that choice belongs to the notebook, not to the mkdocs process.
+    The figures' run turns on ``TRITON_INTERPRET=1`` when there is no GPU (Triton reads it when
+    it is first imported; see :func:`use_interpreter_without_gpu`); that choice belongs to the
+    figures, not to the rest of the mkdocs process.
     """
     saved = dict(os.environ)
     try:
@@ -327,6 +425,33 @@ def environment_kept():
     finally:
         os.environ.clear()
         os.environ.update(saved)
+
+
+def use_interpreter_without_gpu() -> None:
+    """Without CUDA, set ``TRITON_INTERPRET=1`` before any notebook runs.
+
+    Triton decides when it is first imported whether its library functions (``tl.max``,
+    ``tl.sum``, ...) belong to the interpreter, and the notebooks share this process: an
+    earlier one may import it without the variable (a ``torch.optim`` step does), and lesson
+    8's kernels would then fail in the interpreter ("Cannot call @triton.jit'd outside of the
+    scope of a kernel"), although lesson 8's notebook sets the variable before its own import.
+
+    Raises:
+        mkdocs.exceptions.PluginError: Triton was imported before this point without the
+            interpreter and no GPU can run its kernels.
+    """
+    import torch
+
+    if torch.cuda.is_available() or os.environ.get("TRITON_INTERPRET") == "1":
+        return
+    if "triton" in sys.modules:
+        from mkdocs.exceptions import PluginError
+
+        raise PluginError(
+            "triton was imported before the notebooks ran, without TRITON_INTERPRET=1 and "
+            "with no GPU: lesson 8's kernels cannot run; set TRITON_INTERPRET=1 for the build"
+        )
+    os.environ["TRITON_INTERPRET"] = "1"
 
 
 def draw_figures(staging: Path, topics: list) -> None:
@@ -338,6 +463,7 @@ def draw_figures(staging: Path, topics: list) -> None:
 
     with environment_kept():
         os.environ["COURSE_FIGURES"] = str(staging)
+        use_interpreter_without_gpu()
         for topic in topics:
             script = notebook_for(topic)
             with (

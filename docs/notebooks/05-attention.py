@@ -132,6 +132,99 @@ fig.colorbar(im, ax=ax, shrink=0.8)
 show(fig, "05-causal-heatmap")
 
 # %% [markdown]
+# ## A trained head against a random one
+#
+# The smallest task that needs attention: 8 random tokens, then the same 8 again. From the
+# ninth token on, the next token is the one 7 places back, and only attention can fetch it.
+# One layer, one head, learned position embeddings, trained for a few seconds on the CPU.
+
+# %%
+# Matrices this small train faster on one thread than on several that contend for the cores.
+threads = torch.get_num_threads()
+torch.set_num_threads(1)
+
+# %%
+# --8<-- [start:trained]
+V, HALF, WIDTH = 16, 8, 32  # vocabulary, half the sequence, d_model
+gen = torch.Generator().manual_seed(0)
+
+
+def copy_batch(b):
+    """(b, 16) sequences: 8 random tokens, then the same 8 again."""
+    first = torch.randint(0, V, (b, HALF), generator=gen)
+    return torch.cat([first, first], dim=1)
+
+
+class CopyModel(torch.nn.Module):
+    """Embeddings, one causal attention head (the course's), unembedding."""
+
+    def __init__(self):
+        super().__init__()
+        self.tok = torch.nn.Embedding(V, WIDTH)
+        self.pos = torch.nn.Embedding(2 * HALF, WIDTH)
+        self.attn = ex.MultiHeadAttention(WIDTH, n_heads=1)
+        self.unembed = torch.nn.Linear(WIDTH, V)
+
+    def embed(self, t):  # (B, L) token ids -> (B, L, WIDTH)
+        return self.tok(t) + self.pos(torch.arange(t.shape[1]))
+
+    def forward(self, t):  # next-token logits, (B, L, V)
+        x = self.embed(t)
+        return self.unembed(x + self.attn(x, is_causal=True))
+
+    def weights(self, t):  # the head's attention weights, (B, L, L)
+        x = self.embed(t)
+        q, k = self.attn.q_proj(x), self.attn.k_proj(x)
+        eye = torch.eye(t.shape[1])  # values = identity: output = weights
+        return ex.scaled_dot_product_attention(q, k, eye, is_causal=True)
+
+
+torch.manual_seed(0)
+model = CopyModel()
+example = copy_batch(1)  # one input, shown before and after training
+before = model.weights(example)[0].detach()
+opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+for step in range(150):
+    t = copy_batch(64)
+    logits = model(t)[:, HALF - 1 : -1]  # predictions of tokens 8 to 15
+    loss = torch.nn.functional.cross_entropy(
+        logits.reshape(-1, V), t[:, HALF:].reshape(-1)
+    )
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+
+with torch.no_grad():
+    test = copy_batch(512)  # fresh sequences
+    guess = model(test)[:, HALF - 1 : -1].argmax(-1)
+    accuracy = (guess == test[:, HALF:]).float().mean().item()
+    after = model.weights(example)[0]
+print(f"accuracy on the second half: {accuracy:.1%}")
+assert accuracy > 0.99
+# from position 8 on, each query looks 7 places back
+looks_at = after[HALF:-1].argmax(-1)
+assert torch.equal(looks_at, torch.arange(1, HALF))
+# --8<-- [end:trained]
+
+# %%
+torch.set_num_threads(threads)  # as it was
+fig, axes = plt.subplots(1, 2, figsize=(8.0, 3.9), constrained_layout=True)
+labels = [str(v) for v in example[0].tolist()]
+for ax, w, title in [
+    (axes[0], before, "random weights"),
+    (axes[1], after, f"after training (accuracy {accuracy:.0%})"),
+]:
+    im = ax.imshow(w.numpy(), cmap="Blues", vmin=0, vmax=1)
+    ax.set_xticks(range(2 * HALF), labels, fontsize=7)
+    ax.set_yticks(range(2 * HALF), labels, fontsize=7)
+    ax.set(xlabel="key: token id", ylabel="query: token id", title=title)
+    ax.axhline(HALF - 0.5, color="tab:orange", lw=1)
+    ax.axvline(HALF - 0.5, color="tab:orange", lw=1)
+    ax.tick_params(length=0)
+fig.colorbar(im, ax=axes, shrink=0.7, label="attention weight")
+show(fig, "05-trained-head")
+
+# %% [markdown]
 # ## Heads
 
 # %%

@@ -159,3 +159,24 @@ q = rng.normal(size=(2, 4, 10, 256)) * 30  # (B, h, n, d_h), large queries and k
 k = rng.normal(size=(2, 4, 10, 256)) * 30
 qn, kn = ex.qk_norm(q, k, np.ones(256), np.ones(256))
 print(np.abs(qn @ np.swapaxes(kn, -1, -2) / 16).max())  # at most sqrt(256) = 16
+
+# %% [markdown]
+# ## Lesson 2's two tokens: RoPE at positions 0 and 1, then QK-norm
+#
+# The queries and keys of lesson 2's two tokens (d_h = 2: one pair, which turns by one
+# radian per position), rotated to positions 0 and 1, and then, separately, normalised.
+
+# %%
+# --8<-- [start:spine]
+Q2 = np.array([[3.0, -3.0], [1.0, 1.0]])  # lesson 2's queries, one per row
+K2 = np.array([[-3.0, 3.0], [1.0, 1.0]])  # ... and keys
+at = np.array([0, 1])  # token 1 at position 0, token 2 at position 1
+Qr, Kr = ex.apply_rope(Q2, at), ex.apply_rope(K2, at)
+print(Qr.round(3))  # token 1 stays put; token 2 turns by 1 radian
+print((Qr @ Kr.T).round(2))  # the diagonal keeps -18 and 2, the rest moves
+assert np.allclose(np.diag(Qr @ Kr.T), np.diag(Q2 @ K2.T))
+
+qn, kn = ex.qk_norm(Q2[None], K2[None], np.ones(2), np.ones(2))  # 1 head
+print(qn[0].round(3), kn[0].round(3))  # every row at RMS 1, length √2
+print((qn[0] @ kn[0].T / np.sqrt(2)).round(3))  # scores within ±√2
+# --8<-- [end:spine]

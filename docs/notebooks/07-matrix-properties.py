@@ -92,6 +92,30 @@ assert np.linalg.norm(exploded, 2) <= sigma_max**50  # the bound holds, loosely
 # --8<-- [end:nonnormal]
 
 # %%
+# The same W_hh against the distance T, for both patterns of pre-activations: the linear
+# product of powers falls, the alternating one grows, and sigma_max^T bounds both.
+T_range = np.arange(1, 51)
+patterns = {
+    "tanh factors all 1 (powers of W_hh)": np.zeros((50, 2)),
+    "units take turns saturating": alternating,
+}
+fig, ax = plt.subplots(figsize=(5.6, 3.3))
+for (label, pre), colour in zip(patterns.items(), ["tab:blue", "tab:red"]):
+    curve = [np.linalg.norm(ex.bptt_jacobian(W_hh, pre[:T]), 2) for T in T_range]
+    ax.semilogy(T_range, curve, lw=2, color=colour, label=label)
+ax.semilogy(T_range, sigma_max**T_range, ":", color="black", lw=1.2, label=r"$\sigma_\max^T$, the bound")
+ax.semilogy(
+    T_range, ex.spectral_radius(W_hh) ** T_range, "--", color="grey", lw=1.2, label=r"$\rho^T$"
+)
+ax.set(
+    xlabel="distance T (steps)",
+    ylabel=r"$\|\partial h_T / \partial h_0\|_2$",
+    title=f"Non-normal W_hh: ρ = {ex.spectral_radius(W_hh):.2f}, σ_max = {sigma_max:.1f}",
+)
+ax.legend(fontsize=8, frameon=False, loc="upper left")
+show(fig, "07-nonnormal-gradient")
+
+# %%
 fig, ax = plt.subplots(figsize=(5.2, 3.2))
 for (lam, values), colour in zip(norms.items(), ["tab:blue", "tab:grey", "tab:red"]):
     ax.semilogy(distances, values, lw=2, color=colour, label=f"λ = {lam:g}")

@@ -30,7 +30,7 @@ from matplotlib.colors import ListedColormap
 from matplotlib.patches import Patch
 
 if not torch.cuda.is_available():
-    # Triton reads this when a kernel is defined: on a machine without CUDA, only the
+    # Triton reads this when it is first imported: on a machine without CUDA, only the
     # interpreter can run a kernel (on CPU tensors).
     os.environ.setdefault("TRITON_INTERPRET", "1")
 import triton
@@ -104,6 +104,24 @@ plain = plain_bytes(L, S, E, Ev)
 print(f"plain: {plain / 1e6:.1f} MB, {flops / 1e9:.2f} GFLOP")  # 138.4 MB, 8.59
 print(f"{flops / plain:.0f} FLOP/B; ridge point: {ridge:.0f} FLOP/B")  # 62; 206
 # --8<-- [end:traffic]
+
+# %% [markdown]
+# ## The exponentials are not free
+#
+# The softmax's L·S exponentials are 512 times fewer than the products' FLOPs, but they do not
+# run on the tensor cores: on an H100 or H200 they go through the special-function units, at
+# about 3.9 T per second against about 990 TFLOP/s for half-precision matrix products (the
+# FlashAttention-3 paper, section 3).
+
+# %%
+# --8<-- [start:exponentials]
+EXP_PER_S = 3.9e12  # H100 SXM5, H200 (one chip): exponentials per second
+matmul_us = flops / DENSE_FLOP_PER_S * 1e6  # Q Kᵀ and P V, tensor cores
+exp_us = L * S / EXP_PER_S * 1e6  # one exponential per score
+print(f"{flops / (L * S):.0f} times fewer exponentials than FLOPs")  # 512
+print(f"matmuls {matmul_us:.1f} us, exponentials {exp_us:.1f} us")  # 8.7, 4.3
+print(f"exponentials / matmuls: {exp_us / matmul_us:.2f}")  # 0.50
+# --8<-- [end:exponentials]
 
 # %%
 for name, moved in [
@@ -196,6 +214,35 @@ assert torch.allclose(lse, torch.logsumexp(scores, dim=1))
 p_full = torch.softmax(scores, dim=1)
 assert torch.allclose(torch.exp(scores - lse[:, None]), p_full)
 # --8<-- [end:blocks]
+
+
+# %% [markdown]
+# ## Lesson 2's two tokens, one key at a time
+#
+# The same loop with block_n = 1 on the two tokens that lessons 2, 5 and 7 follow: queries
+# q₁ = [3, −3], q₂ = [1, 1], keys k₁ = [−3, 3], k₂ = [1, 1], values v₁ = [1, 2], v₂ = [2, 1].
+# Each row's m and l are printed after each key.
+
+# %%
+# --8<-- [start:onepass]
+q2 = torch.tensor([[3.0, -3.0], [1.0, 1.0]], dtype=torch.float64)  # Q
+k2 = torch.tensor([[-3.0, 3.0], [1.0, 1.0]], dtype=torch.float64)  # K
+v2 = torch.tensor([[1.0, 2.0], [2.0, 1.0]], dtype=torch.float64)  # V
+m = torch.full((2, 1), -math.inf, dtype=torch.float64)
+l = torch.zeros(2, 1, dtype=torch.float64)
+acc = torch.zeros(2, 2, dtype=torch.float64)
+for j in range(2):  # block_n = 1: one key per step
+    s = q2 @ k2[j : j + 1].T / math.sqrt(2)  # (2, 1): both rows' score
+    m_new = torch.maximum(m, s)
+    alpha, p = torch.exp(m - m_new), torch.exp(s - m_new)
+    l = alpha * l + p
+    acc = alpha * acc + p * v2[j]
+    m = m_new
+    print(f"key {j + 1}: m = {m.ravel().numpy().round(3)}", end=", ")
+    print(f"l = {l.ravel().numpy().round(6)}")
+print("O =", (acc / l).numpy().round(3))  # [[2, 1], [1.804, 1.196]]
+assert torch.allclose(acc / l, attention_by_blocks(q2, k2, v2, 1)[0])
+# --8<-- [end:onepass]
 
 
 # %% [markdown]
@@ -321,6 +368,88 @@ def row_max(x):
 x = torch.randn(6, 50, device=device).half()  # 50 columns: 64 lanes
 assert torch.equal(row_max(x), x.float().amax(dim=1))
 # --8<-- [end:rowmax]
+
+# %% [markdown]
+# ## Two-dimensional tiles: the scores of one block of queries
+#
+# The pieces the forward kernel needs, in a kernel that computes only the scores Q Kᵀ and each
+# row's maximum: 2-D pointer tiles, 2-D masks, a transposed key tile for `tl.dot`, `tl.maximum`
+# against `tl.max`, a loop whose bound is known only at run time, and a launcher that flattens
+# (B, H) into one grid axis.
+
+
+# %%
+# --8<-- [start:tiles2d]
+@triton.jit
+def scores_kernel(q_ptr, k_ptr, s_ptr, m_ptr, L, S, E: tl.constexpr,
+                  BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    start_m, bh = tl.program_id(0), tl.program_id(1)  # query block, B·H
+    offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)  # (BLOCK_M,) rows
+    offs_e = tl.arange(0, E)  # (E,) columns: a power of two, >= 16
+    q_ptrs = q_ptr + bh * L * E + offs_m[:, None] * E + offs_e[None, :]
+    q = tl.load(q_ptrs, mask=offs_m[:, None] < L, other=0.0)  # (BLOCK_M, E)
+    m = tl.full((BLOCK_M,), float("-inf"), tl.float32)  # running row max
+    for start_n in range(0, S, BLOCK_N):  # S is known only at run time
+        offs_n = start_n + tl.arange(0, BLOCK_N)  # (BLOCK_N,) key rows
+        kt_ptrs = k_ptr + bh * S * E + offs_e[:, None] + offs_n[None, :] * E
+        kt = tl.load(kt_ptrs, mask=offs_n[None, :] < S, other=0.0)  # (E, BN)
+        s = tl.dot(q, kt)  # (BLOCK_M, BLOCK_N), accumulated in float32
+        s = tl.where(offs_n[None, :] < S, s, float("-inf"))  # past S: lose
+        m = tl.maximum(m, tl.max(s, axis=1))  # element-wise, of a reduction
+        s_ptrs = s_ptr + bh * L * S + offs_m[:, None] * S + offs_n[None, :]
+        ok = (offs_m[:, None] < L) & (offs_n[None, :] < S)  # (BM, BN)
+        tl.store(s_ptrs, s, mask=ok)
+    tl.store(m_ptr + bh * L + offs_m, m, mask=offs_m < L)
+
+
+def scores_and_row_max(q, k, block_m=16, block_n=16):
+    """q (B, H, L, E), k (B, H, S, E), E a power of two >= 16: the
+    scores q kᵀ (B, H, L, S) and each row's maximum (B, H, L), float32."""
+    B, H, L, E = q.shape
+    S = k.shape[2]
+    # one contiguous (B·H, L, E) block: head bh starts at bh·L·E
+    q_flat = q.contiguous().view(B * H, L, E)
+    k_flat = k.contiguous().view(B * H, S, E)
+    s = torch.empty(B * H, L, S, dtype=torch.float32, device=q.device)
+    m = torch.empty(B * H, L, dtype=torch.float32, device=q.device)
+    n_blocks = triton.cdiv(L, block_m)  # ⌈L / block_m⌉ query blocks
+    scores_kernel[(n_blocks, B * H)](q_flat, k_flat, s, m, L, S, E,
+                                     BLOCK_M=block_m, BLOCK_N=block_n)
+    return s.reshape(B, H, L, S), m.reshape(B, H, L)
+
+
+torch.manual_seed(0)
+q = torch.randn(2, 3, 20, 16, device=device).half()  # L = 20: ragged
+k = torch.randn(2, 3, 37, 16, device=device).half()  # S = 37: ragged
+s, m = scores_and_row_max(q, k)
+expected = q.float() @ k.float().transpose(-1, -2)
+assert torch.allclose(s, expected, atol=1e-3)
+assert torch.equal(m, s.amax(dim=-1))
+# --8<-- [end:tiles2d]
+
+# %% [markdown]
+# ## Looking inside a kernel
+#
+# At L = S = 16, with one block, a kernel's values are small enough to read.
+# `tl.static_print` runs once, when the kernel is compiled (on a GPU it shows shapes and
+# dtypes; the interpreter shows the values); `tl.device_print` runs in every program.
+
+
+# %%
+# --8<-- [start:peek]
+@triton.jit
+def peek_kernel(q_ptr, E: tl.constexpr, BLOCK_M: tl.constexpr):
+    offs_m = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_e = tl.arange(0, E)
+    offsets = offs_m[:, None] * E + offs_e[None, :]  # (BLOCK_M, E)
+    tl.static_print("offsets of the q tile:", offsets)
+    q = tl.load(q_ptr + offsets)
+    tl.device_print("row sums", tl.sum(q, axis=1))
+
+
+x16 = torch.arange(256, dtype=torch.float32, device=device).reshape(16, 16)
+peek_kernel[(1,)](x16, E=16, BLOCK_M=16)  # one program, 16 rows of 16
+# --8<-- [end:peek]
 
 # %% [markdown]
 # ## An autograd function of your own

@@ -22,6 +22,7 @@ from .test_numbers import (
     L5,
     L6,
     L7,
+    L8,
     W_nonnormal,
     cat,
     dog,
@@ -48,6 +49,19 @@ RETIRED = [
     (L7, "$w$ positions per layer", "each layer adds w − 1 positions"),
     (L5, "$S = Q K^\\top$", "S is the number of keys in lesson 5"),
     (L2, "the lookup does it for free", "the lookup is O(d) per token"),
+    # third edition (issue 39)
+    (L8, "are left out: there are", "exponentials run on the SFUs: half the matmul time"),
+    (L8, "(FlashAttention-2, Dao, 2023): one extra", "recomputation is FlashAttention-1's"),
+    (L8, "need power-of-two sides of at least 16", "only tl.dot needs 16; tl.arange any 2^k"),
+    (L4, "keeps the update's size roughly independent", "alpha/r shrinks it; rsLoRA: alpha/sqrt r"),
+    (L7, "a product of a hundred such factors is pinned", "only when eps is about 1/depth"),
+    (L1, "between two embeddings is far beyond", "1/sqrt d holds for isotropic vectors only"),
+    (L6, "OLMo-2 and Gemma-3 the order", "OLMo 2 normalises the whole projection"),
+    (L6, "without making activations grow or fade", "rotated q, k never enter the residual"),
+    (L5, "The cost is the same as one head", "same FLOPs, h times the scores"),
+    (L7, "as some texts do", "an aside correcting a source the student never saw"),
+    (L1, "you may meet 28.9°", "an aside correcting a source the student never saw"),
+    (L1, "sometimes quoted for GPT-4", "an aside correcting a source the student never saw"),
 ]
 
 
@@ -178,3 +192,21 @@ def test_float16_score_overflows_from_32():
     """Lesson 5's check-yourself: 64 c² leaves float16's range first at c = 32."""
     assert torch.isfinite(torch.tensor(64.0 * 31**2).half())
     assert torch.isinf(torch.tensor(64.0 * 32**2).half())
+
+
+def test_random_residual_branches_grow_like_one_plus_eps_squared():
+    """Lesson 7: N residual layers with random branches of size eps multiply a vector's expected
+    squared length by about (1 + eps^2)^N, far inside the worst-case (1 + eps)^(2N); with
+    eps = 1/sqrt(N) that stays below e at every depth (GPT-2's 1/sqrt(N) initialisation)."""
+    rng = np.random.default_rng(0)
+    d, N, eps = 128, 100, 0.05
+    lengths = []
+    for _ in range(20):
+        y = rng.normal(size=d)
+        y /= np.linalg.norm(y)
+        for _ in range(N):
+            y = y + eps * (rng.normal(size=(d, d)) / np.sqrt(d)) @ y
+        lengths.append(float(y @ y))
+    assert np.mean(lengths) == pytest.approx((1 + eps**2) ** N, rel=0.1)
+    assert np.mean(lengths) < 0.01 * (1 + eps) ** (2 * N)
+    assert all((1 + 1 / n) ** n < np.e for n in range(1, 10_000))

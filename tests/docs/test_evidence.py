@@ -1,5 +1,5 @@
 """What the build hook (docs/hooks/build_assets.py) adds to the pages: the measured tables that
-lessons 1 and 3 show, written into docs/generated/ at build time, each saying what the lesson's
+lessons 1, 3 and 4 show, written into docs/generated/ at build time, each saying what the lesson's
 prose says it says; and the typography fix that keeps inline maths with its punctuation."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from .conftest import DOCS
-from .test_numbers import L1, L3, lesson_text
+from .test_numbers import L1, L3, L8, lesson_text
 
 
 def load_hook():
@@ -76,3 +76,105 @@ def test_inline_maths_keeps_its_punctuation():
     out = hook.keep_punctuation(html)
     assert '<span class="math-punct"><span class="arithmatex">\\(x_1\\)</span>,</span>' in out
     assert out.endswith('<span class="arithmatex">\\(y\\)</span></p>')  # nothing to keep
+
+
+def test_lora_update_grows_like_sqrt_r_and_rslora_keeps_it():
+    """Lesson 4: r unrelated rank-one terms add up to about sqrt(r) times one; LoRALinear's
+    alpha / r therefore shrinks the update as r grows, and alpha / sqrt(r) keeps it."""
+    sizes = {r: hook.lora_update_size(r) for r in hook.LORA_RANKS}
+    for r, (raw, by_r, by_sqrt) in sizes.items():
+        assert raw == pytest.approx(np.sqrt(r), rel=0.1)
+        assert by_sqrt == pytest.approx(hook.LORA_ALPHA, rel=0.1)
+    by_r = [sizes[r][1] for r in hook.LORA_RANKS]
+    assert by_r == sorted(by_r, reverse=True) and by_r[0] > 3 * by_r[-1]
+    assert "evidence-lora-scale.md" in hook.evidence_tables()
+    assert '--8<-- "docs/generated/evidence-lora-scale.md"' in (
+        DOCS / "lessons" / "04-svd-lora.md"
+    ).read_text(encoding="utf-8")
+    assert "built" in lesson_text("04-svd-lora.md")
+
+
+def test_published_flash_attention_numbers_fill_the_missing_column():
+    """Lesson 8's table of the papers' numbers: the column a paper does not state is computed
+    from the GPU's peak (FlashAttention-3's 740 TFLOP/s is 75 % of the H100's 989)."""
+    rows = {(k, g, d): (rate, share) for k, g, d, _, rate, share, _ in hook.published_rows()}
+    rate, share = rows[("FlashAttention-3", "H100", "fp16")]
+    assert rate == (740,) and round(100 * share[0]) == 75
+    rate, share = rows[("FlashAttention-2", "H100", "fp16")]
+    assert round(rate[0]) == 346 and share == (0.35,)
+    table = hook.published_table()
+    assert "| 740 | about 75 % |" in table and "| about 346 | 35 % |" in table
+    assert all("(20" in row[-1] for row in hook.PUBLISHED)  # every row names its source
+    peaks = {row[1]: row[3] for row in hook.PUBLISHED if row[2] == "fp16"}
+    assert round(peaks["H100"] / peaks["A100"]) == 3  # "about three times faster"
+    assert "about three times faster (989 against 312 TFLOP/s)" in lesson_text(L8)
+
+
+def test_lesson_8_includes_the_published_and_measured_tables():
+    text = (DOCS / "lessons" / L8).read_text(encoding="utf-8")
+    assert '--8<-- "docs/generated/published-flash-attention.md"' in text
+    assert '--8<-- "docs/measured/flash-attention-gpu.md"' in text
+    assert (DOCS / "measured" / "flash-attention-gpu.md").is_file()
+    script = (DOCS.parent / "scripts" / "gpu_check.sh").read_text(encoding="utf-8")
+    assert "docs/measured/flash-attention-gpu.md" in script  # where the GPU run writes it
+
+
+def test_lesson_5_describes_the_model_its_notebook_trains():
+    """Lesson 5's trained head: the sizes the prose gives are the notebook's (the notebook
+    itself asserts the accuracy and the 7-back pattern each time the site is built)."""
+    source = (DOCS / "notebooks" / "05-attention.py").read_text(encoding="utf-8")
+    trained = source.split("[start:trained]")[1].split("[end:trained]")[0]
+    assert "V, HALF, WIDTH = 16, 8, 32" in trained
+    assert "range(150)" in trained and "copy_batch(64)" in trained
+    assert "assert accuracy > 0.99" in trained
+    assert "torch.equal(looks_at, torch.arange(1, HALF))" in trained
+    text = lesson_text("05-attention.md")
+    assert "8 random tokens from a vocabulary of 16" in text
+    assert "embeddings of width 32" in text and "150 steps of Adam on batches of 64" in text
+    assert "05-trained-head.svg" in (DOCS / "lessons" / "05-attention.md").read_text("utf-8")
+
+
+def test_figures_turn_the_interpreter_on_before_any_notebook_imports_triton():
+    """The notebooks share the build's process, and a torch.optim step (lesson 5's trained
+    head) imports Triton: without the interpreter set first, lesson 8's kernels then fail
+    ("Cannot call @triton.jit'd outside of the scope of a kernel"). Run in a fresh process,
+    in that order: the hook's switch, an Adam step, then lesson 8's row-maximum kernel."""
+    import subprocess
+    import sys
+
+    program = f"""
+import os, sys
+os.environ.pop("TRITON_INTERPRET", None)
+sys.path[:0] = [{str(DOCS.parent)!r}, {str(DOCS / "hooks")!r}]
+import torch
+if torch.cuda.is_available():
+    sys.exit(0)
+import build_assets
+build_assets.use_interpreter_without_gpu()
+p = torch.nn.Parameter(torch.zeros(3))
+opt = torch.optim.Adam([p])
+p.sum().backward()
+opt.step()  # imports triton
+import triton, triton.language as tl
+text = open({str(DOCS / "notebooks" / "08-flash-attention.py")!r}).read()
+body = text.split("[start:rowmax]\\n")[1].split("# --8<-- [end:rowmax]")[0]
+exec(body, {{"torch": torch, "triton": triton, "tl": tl, "device": "cpu"}})
+print("row max ok")
+"""
+    proc = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, timeout=300, check=False
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+
+
+def test_lesson_4_describes_the_fine_tune_its_notebook_runs():
+    """Lesson 4's low-rank check: the ranks and the claims the prose makes are the ones the
+    notebook measures and asserts each time the site is built."""
+    source = (DOCS / "notebooks" / "04-svd-lora.py").read_text(encoding="utf-8")
+    assert "for rank in (1, 2, 4, 8):" in source
+    assert "assert energy(sv_update, 8) > energy(sv_random, 8) + 0.2" in source
+    assert "assert lora_error[8] < 1.2 * full_error < lora_error[1]" in source
+    text = lesson_text("04-svd-lora.md")
+    assert "LoRA adapters of rank 1, 2, 4 and 8 on both layers" in text
+    assert "an adapter of rank 8, a quarter of the layer's input width" in text
+    assert "D_IN, HIDDEN, D_OUT = 32, 64, 8" in source  # rank 8 is a quarter of 32

@@ -220,6 +220,26 @@ def rope_score(m: int, n: int) -> float:
     return float(ex6.apply_rope(e, np.array([m]))[0] @ ex6.apply_rope(e, np.array([n]))[0])
 
 
+def toy_rope() -> tuple[np.ndarray, np.ndarray]:
+    """Lesson 2's queries and keys rotated to positions 0 and 1: (Q, K), each (2, 2)."""
+    Q, K, _ = toy_qkv()
+    at = np.array([0, 1])
+    return ex6.apply_rope(Q, at), ex6.apply_rope(K, at)
+
+
+def toy_rope_scores(scale: bool = False) -> np.ndarray:
+    Q, K = toy_rope()
+    return ex2.attention_scores(Q, K, scale=None if scale else 1.0) + 0.0
+
+
+def toy_qk_norm_scores() -> np.ndarray:
+    """Lesson 2's scaled scores after QK-norm with unit gains, (2, 2)."""
+    Q, K, _ = toy_qkv()
+    qn, kn = ex6.qk_norm(Q[None], K[None], np.ones(2), np.ones(2))
+    # rounded first: the cross scores are ±1e-17, which would print as -0.00
+    return np.round(ex2.attention_scores(qn[0], kn[0]), 12) + 0.0
+
+
 # ------------------------------------------------------------------ lesson 7
 L7 = "07-matrix-properties.md"
 
@@ -277,14 +297,16 @@ HEAD = {"L": 4096, "S": 4096, "E": 128, "Ev": 128}  # one head of lesson 8's exa
 
 
 @functools.cache
-def notebook_section(name: str) -> dict:
-    """The namespace left by running section ``name`` of lesson 8's notebook (output dropped)."""
+def notebook_section(*names: str) -> dict:
+    """The namespace left by running sections ``names`` of lesson 8's notebook, in that order
+    and in one namespace (a later section may use an earlier one's names; output dropped)."""
     text = NOTEBOOK8.read_text(encoding="utf-8")
-    body = text.split(f"# --8<-- [start:{name}]\n")[1].split(f"# --8<-- [end:{name}]")[0]
-    namespace: dict = {"math": math}
-    with contextlib.redirect_stdout(io.StringIO()):
-        # the repository's own notebook code, the exact lines the lesson shows
-        exec(compile(body, f"{NOTEBOOK8.name}:{name}", "exec"), namespace)  # noqa: S102
+    namespace: dict = {"math": math, "torch": torch}
+    for name in names:
+        body = text.split(f"# --8<-- [start:{name}]\n")[1].split(f"# --8<-- [end:{name}]")[0]
+        with contextlib.redirect_stdout(io.StringIO()):
+            # the repository's own notebook code, the exact lines the lesson shows
+            exec(compile(body, f"{NOTEBOOK8.name}:{name}", "exec"), namespace)  # noqa: S102
     return namespace
 
 
@@ -321,6 +343,25 @@ def tile_counts(L: int, S: int, block: int) -> dict[str, int]:
     return {kind: sum(row.count(kind) for row in grid) for kind in ("skip", "mask", "full")}
 
 
+def exponentials() -> dict:
+    """Lesson 8's count of the softmax's exponentials against the products (its notebook)."""
+    return notebook_section("traffic", "exponentials")
+
+
+def one_key_at_a_time() -> dict:
+    """Lesson 2's tokens through lesson 8's online softmax with block_n = 1 (its notebook):
+    m, l, alpha for each step, recomputed here key by key as the lesson's bullets list them."""
+    ns = notebook_section("blocks", "onepass")
+    q, k = ns["q2"], ns["k2"]
+    s = q @ k.T / math.sqrt(2)  # (2, 2) scaled scores
+    alpha = torch.exp(s[:, 0] - torch.maximum(s[:, 0], s[:, 1]))  # rescale at key 2
+    l = alpha + torch.exp(s[:, 1] - torch.maximum(s[:, 0], s[:, 1]))
+    out = ns["acc"] / ns["l"]
+    assert torch.allclose(ns["l"].ravel(), l) and torch.allclose(ns["m"].ravel(), s.amax(1))
+    assert torch.allclose(out, toy_attention())  # lesson 2's outputs, from lesson 5's solution
+    return {"s": s, "alpha": alpha, "l": l, "out": out, "lse": ns["m"].ravel() + torch.log(l)}
+
+
 def megabytes(n: float) -> str:
     return f"{n / 1e6:.1f} MB"
 
@@ -336,11 +377,8 @@ CLAIMS = [
     Claim(L1, "0.876", lambda: fmt(ex1.cosine_similarity(cat, dog), ".3f")),
     Claim(L1, "28.8", lambda: fmt(ex1.angle_between(cat, dog), ".1f")),
     Claim(L1, "28.84", lambda: fmt(ex1.angle_between(cat, dog), ".2f")),
-    Claim(L1, "28.9", lambda: fmt(ex1.angle_between(cat, dog), ".1f"), wrong=True),
     Claim(L1, "[0.936, 0.351]", lambda: vec(unit_rows()[0])),
     Claim(L1, "[0.651, 0.759]", lambda: vec(unit_rows()[1])),
-    Claim(L1, "0.7593", lambda: fmt(unit_rows()[1, 1], ".4f")),
-    Claim(L1, "0.760", lambda: fmt(unit_rows()[1, 1], ".3f"), wrong=True),
     Claim(L1, "0.876", lambda: fmt(ex1.pairwise_dot(unit_rows(), unit_rows())[0, 1], ".3f")),
     # a longer key only sharpens: doubling dog doubles both its positive and its negative score
     Claim(
@@ -552,6 +590,20 @@ CLAIMS = [
         "the factor $\\alpha / r$ is 2",
         lambda: "the factor $\\alpha / r$ is " + fmt(lora_counts()[2], "g"),
     ),
+    # LoRA's alpha / r against rsLoRA's alpha / sqrt(r): r independent rank-one terms add up to
+    # about sqrt(r) times one term's size (test_evidence measures it with LoRALinear)
+    Claim(
+        L4,
+        "about 0.71 times as large",
+        lambda: f"about {(16 / 16 * math.sqrt(16)) / (16 / 8 * math.sqrt(8)):.2f} times as large",
+    ),
+    Claim(
+        L4,
+        "$16 / \\sqrt 8 \\approx 5.66$ to $16 / \\sqrt{16} = 4$",
+        lambda: (
+            f"$16 / \\sqrt 8 \\approx {16 / math.sqrt(8):.2f}$ to $16 / \\sqrt{{16}} = {16 / math.sqrt(16):g}$"
+        ),
+    ),
     # lesson 5
     Claim("05-attention.md", "67,712", lambda: f"{(128 * 23**2):,}"),
     Claim("05-attention.md", "65,504", lambda: f"{torch.finfo(torch.float16).max:,.0f}"),
@@ -624,6 +676,59 @@ CLAIMS = [
     Claim(
         L6, "\\cos 3 \\approx -0.990", lambda: "\\cos 3 \\approx " + fmt(rope_score(2, 5), ".3f")
     ),
+    # lesson 2's tokens at positions 0 and 1
+    Claim(
+        L6,
+        "both turn by one radian, to $[-0.301, 1.382]$",
+        lambda: f"both turn by one radian, to ${vec(toy_rope()[0][1])}$",
+    ),
+    Claim(
+        L6,
+        "$-18$ and 2, since",
+        lambda: "${:.0f}$ and {:.0f}, since".format(*np.diag(toy_rope_scores())),
+    ),
+    Claim(
+        L6,
+        "become $-5.05$ for query 1 against key 2 and $5.05$ for query 2",
+        lambda: (
+            f"become ${toy_rope_scores()[0, 1]:.2f}$ for query 1 against key 2 and ${toy_rope_scores()[1, 0]:.2f}$ for query 2"
+        ),
+    ),
+    Claim(
+        L6,
+        "token 2's row of scores is $[3.57, 1.41]$",
+        lambda: f"token 2's row of scores is ${vec(toy_rope_scores(scale=True)[1], '.2f')}$",
+    ),
+    Claim(
+        L6,
+        "lesson 2's 0.196 to 0.896",
+        lambda: (
+            f"lesson 2's {toy_weights()[1, 0]:.3f} to {ex3.softmax(toy_rope_scores(scale=True)[1])[0]:.3f}"
+        ),
+    ),
+    # ... and after QK-norm
+    Claim(
+        L6,
+        "from $[-12.73, 0]$ and $[0, 1.41]$ to $[-1.41, 0]$ and $[0, 1.41]$",
+        lambda: "from ${}$ and ${}$ to ${}$ and ${}$".format(
+            *(vec(r, ".2f").replace("0.00", "0") for r in ex2.attention_scores(*toy_qk()) + 0.0),
+            *(vec(r, ".2f").replace("0.00", "0") for r in toy_qk_norm_scores()),
+        ),
+    ),
+    Claim(
+        L6,
+        "token 1's near-certain 0.999997",
+        lambda: f"token 1's near-certain {toy_weights()[0, 1]:.6f}",
+    ),
+    Claim(
+        L6,
+        "softens to 0.804: both tokens now spread their weight as $[0.196, 0.804]$",
+        lambda: (
+            f"softens to {ex3.softmax(toy_qk_norm_scores()[0])[1]:.3f}: both tokens now spread their weight as ${vec(ex3.softmax(toy_qk_norm_scores()[1]))}$"
+            if np.allclose(*ex3.softmax(toy_qk_norm_scores(), axis=-1))
+            else "the two rows differ"
+        ),
+    ),
     # lesson 7
     Claim(
         L7,
@@ -656,6 +761,18 @@ CLAIMS = [
     Claim(L7, "about $2.5 \\times 10^{-5}$", lambda: f"about ${sci(1 - np.tanh(6.0) ** 2)}$"),
     Claim(
         L7, "about $1.2 \\times 10^{25}$", lambda: f"about ${sci(nonnormal_growth(ALTERNATING))}$"
+    ),
+    # residual bounds (1 -/+ eps)^100, and the random-branch growth (1 + eps^2)^100
+    Claim(
+        L7,
+        "they are 0.006 and 131.5, no pin",
+        lambda: f"they are {0.95**100:.3f} and {1.05**100:.1f}, no pin",
+    ),
+    Claim(L7, "they are 0.366 and 2.70", lambda: f"they are {0.99**100:.3f} and {1.01**100:.2f}"),
+    Claim(
+        L7,
+        "$(1 + \\varepsilon^2)^N$: 1.28 for",
+        lambda: f"$(1 + \\varepsilon^2)^N$: {(1 + 0.05**2) ** 100:.2f} for",
     ),
     Claim(L7, "0.000977 apart", lambda: f"{np.spacing(np.float16(1.0)):.6f} apart"),
     Claim(L7, "two layers reach 254", lambda: f"two layers reach {window_reach(2)}"),
@@ -721,6 +838,91 @@ CLAIMS = [
         "$4 d_h = 512$ times fewer",
         lambda: f"$4 d_h = {head_flops() // (4096 * 4096)}$ times fewer",
     ),
+    # the exponentials on the special-function units (FlashAttention-3's point)
+    Claim(
+        L8,
+        "about 254 times as long",
+        lambda: "about {:.0f} times as long".format(
+            exponentials()["DENSE_FLOP_PER_S"] / exponentials()["EXP_PER_S"]
+        ),
+    ),
+    Claim(
+        L8,
+        "the 16.8 million exponentials take 4.3 µs, against 8.7 µs",
+        lambda: "the {:.1f} million exponentials take {:.1f} µs, against {:.1f} µs".format(
+            4096 * 4096 / 1e6, exponentials()["exp_us"], exponentials()["matmul_us"]
+        ),
+    ),
+    Claim(
+        L8,
+        "0.50 of the matmul time",
+        lambda: f"{exponentials()['exp_us'] / exponentials()['matmul_us']:.2f} of the matmul time",
+    ),
+    # lesson 2's tokens, one key at a time
+    Claim(
+        L8,
+        "Row 1's scaled scores are $[-12.73, 0]$, row 2's are $[0, 1.41]$",
+        lambda: (
+            "Row 1's scaled scores are $[{:.2f}, {:.0f}]$, row 2's are $[{:.0f}, {:.2f}]$".format(
+                *(one_key_at_a_time()["s"].ravel().tolist())
+            )
+        ),
+    ),
+    Claim(
+        L8,
+        "$m = -12.73$ for row 1",
+        lambda: f"$m = {one_key_at_a_time()['s'][0, 0]:.2f}$ for row 1",
+    ),
+    Claim(
+        L8,
+        "$e^{-12.73 - 0} \\approx 0.000003$: $l = 1.000003$",
+        lambda: "$e^{{{:.2f} - 0}} \\approx {:.6f}$: $l = {:.6f}$".format(
+            one_key_at_a_time()["s"][0, 0],
+            one_key_at_a_time()["alpha"][0],
+            one_key_at_a_time()["l"][0],
+        ),
+    ),
+    Claim(
+        L8,
+        "Row 2's new score 1.41",
+        lambda: f"Row 2's new score {one_key_at_a_time()['s'][1, 1]:.2f}",
+    ),
+    Claim(
+        L8,
+        "$e^{0 - 1.41} = 0.243$ gives $l = 0.243 + 1 = 1.243$ and the accumulator $0.243\\, v_1",
+        lambda: (
+            "$e^{{0 - {:.2f}}} = {a:.3f}$ gives $l = {a:.3f} + 1 = {:.3f}$ and the accumulator ${a:.3f}\\, v_1".format(
+                one_key_at_a_time()["s"][1, 1],
+                one_key_at_a_time()["l"][1],
+                a=one_key_at_a_time()["alpha"][1],
+            )
+        ),
+    ),
+    Claim(
+        L8,
+        "$o_1 \\approx [2.000, 1.000]$ and $o_2 \\approx [1.804, 1.196]$",
+        lambda: "$o_1 \\approx {}$ and $o_2 \\approx {}$".format(
+            vec(one_key_at_a_time()["out"][0]), vec(one_key_at_a_time()["out"][1])
+        ),
+    ),
+    Claim(
+        L8,
+        "$0.243 / 1.243 = 0.196$",
+        lambda: "${:.3f} / {:.3f} = {:.3f}$".format(
+            one_key_at_a_time()["alpha"][1], one_key_at_a_time()["l"][1], toy_weights()[1, 0]
+        ),
+    ),
+    Claim(
+        L8,
+        "$m + \\log l = 1.41 + \\log 1.243 = 1.632$",
+        lambda: "$m + \\log l = {:.2f} + \\log {:.3f} = {:.3f}$".format(
+            one_key_at_a_time()["s"][1, 1],
+            one_key_at_a_time()["l"][1],
+            one_key_at_a_time()["lse"][1],
+        ),
+    ),
+    # the grid: query blocks times heads, for GPT-2 small's 12 heads
+    Claim(L8, "32 × 12 = 384", lambda: f"{4096 // 128} × 12 = {(4096 // 128) * 12}"),
     Claim(
         L8,
         "moves 138.4 MB to do 8.59 GFLOP",
@@ -828,6 +1030,7 @@ GIVEN = {
         "7.5",  # the id halfway between 7 and 8, in a check-yourself question
         "2,000",  # random pairs per width in the evidence table (build_assets.random_cosines)
         "0.2",  # "far beyond chance" at d = 768: test_evidence checks it
+        "2019",  # Ethayarajh (anisotropy of GPT-2's representations)
     },
     L2: {
         "0.044715",  # the tanh GELU's constant
@@ -850,8 +1053,22 @@ GIVEN = {
         "256",
     },
     L3: {"2.0", "1.0", "0.1", "0.25", "0.5", "1000", "1001", "0.01", "500"},
-    L4: {"0.5", "4096"},  # k = 64 in the storage example has two digits: not a checked number
-    "05-attention.md": {"100", "128", "768"},  # 64 and 32 (two digits) are not checked
+    L4: {
+        "0.5",
+        "4096",
+        "512",  # the width of the LoRA scale table's inputs (build_assets.LORA_WIDTH)
+        "2023",  # Kalajdzievski (rsLoRA)
+        "2022",  # Hu et al. (LoRA, ICLR)
+        "1936",  # Eckart and Young
+        "1960",  # Mirsky
+    },  # k = 64 in the storage example has two digits: not a checked number
+    "05-attention.md": {
+        "100",
+        "128",
+        "768",  # 64 and 32 (two digits) are not checked
+        "150",  # training steps of the notebook's copy model (its trained section)
+        "2022",  # Olsson et al. (induction heads)
+    },
     L6: {"0.8", "0.3", "10,000", "256"},
     L7: {
         "0.9",
@@ -868,6 +1085,10 @@ GIVEN = {
         "1024",
         "128",
         "2013",  # Pascanu, Mikolov and Bengio's year
+        "2019",  # Radford et al. (GPT-2, its 1/sqrt(N) residual initialisation)
+        "2.3",  # the GPT-2 report's section on the model
+        "0.05",  # the residual branches' size in the worked bounds
+        "0.01",
         "3.29",  # the non-normal W_hh's entries
         "11.7",
         "0.86",
@@ -885,6 +1106,10 @@ GIVEN = {
         "2019",  # Tillet, Kung and Cox (Triton)
         "2022",  # Dao et al. (FlashAttention)
         "2023",  # Dao (FlashAttention-2)
+        "2024",  # Shah et al. (FlashAttention-3)
+        "132",  # SMs of an H100 SXM5 and of an H200 (NVIDIA's data sheets)
+        "989",  # H100 SXM5 dense fp16 TFLOP/s, build_assets.PUBLISHED (test_evidence checks)
+        "312",  # A100 dense fp16 TFLOP/s, the same
     },
 }
 

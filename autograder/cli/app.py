@@ -176,6 +176,39 @@ def cmd_release(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_similarity(args: argparse.Namespace) -> int:
+    from autograder.cli.console import console
+    from autograder.grading import submission
+    from autograder.results import similarity
+
+    if not args.submissions and not args.class_dir:
+        print("course similarity: give submissions and/or --class DIR", file=sys.stderr)
+        return 2
+    if not 0.0 <= args.threshold <= 1.0:
+        print(f"course similarity: --threshold must lie in [0, 1], got {args.threshold:g}",
+              file=sys.stderr)
+        return 2
+    try:
+        found = submission.discover(args.submissions, args.class_dir)
+    except submission.UsageError as exc:
+        print(f"course similarity: {exc}", file=sys.stderr)
+        return 2
+    t0 = time.monotonic()
+    with console.status(f"reading {len(found)} submission(s) …") as status:
+        sources = similarity.read_sources(found)
+        pairs = similarity.compare(
+            sources, args.threshold,
+            progress=lambda t: status.update(f"comparing every pair of {len(found)} "
+                                             f"submission(s): {t} …"))
+        status.update("writing the report …")
+        csv_path, html_path = similarity.write(Path(args.out), pairs, args.threshold,
+                                               len(sources))
+    flagged = sum(p.score >= args.threshold for p in pairs)
+    print(f"{len(pairs)} pair(s) compared in {time.monotonic() - t0:.1f} s; {flagged} at or "
+          f"above {args.threshold:g}: {html_path} (every score: {csv_path})")
+    return 0
+
+
 def _limit_options(s: argparse.ArgumentParser) -> None:
     # The defaults are Limits' own (autograder/limits.py: one home for them).
     s.add_argument("--call-timeout", type=float, default=Limits.call_seconds,
@@ -275,6 +308,18 @@ def build_parser() -> argparse.ArgumentParser:
                         "reference's calls (slower; see docs/instructors.md)")
     _site_url_option(s)
     s.set_defaults(func=cmd_grade)
+
+    s = sub.add_parser("similarity", help="score every pair of submissions' code per topic "
+                                          "(copydetect), an HTML and a CSV report",
+                       epilog="exit codes: 0 the reports were written, 2 usage")
+    s.add_argument("submissions", nargs="*", help="submission folders or .zip files")
+    s.add_argument("--class", dest="class_dir", help="each direct child of this folder too")
+    s.add_argument("--out", required=True,
+                   help="folder for similarity.html and similarity.csv")
+    s.add_argument("--threshold", type=float, default=0.5,
+                   help="the score from which a pair is shown side by side in the HTML "
+                        "(0 to 1, default 0.5; the CSV scores every pair)")
+    s.set_defaults(func=cmd_similarity)
 
     s = sub.add_parser("demo", help="grade the bundled example class and print its table")
     s.add_argument("--out", default=str(ROOT / "build" / "demo"))

@@ -89,3 +89,25 @@ def test_bad_arguments_are_usage_errors(tmp_path, capsys):
     assert "--threshold must lie in [0, 1], got 1.5" in capsys.readouterr().err
     assert main(["similarity", str(tmp_path / "nope"), "--out", str(tmp_path / "o")]) == 2
     assert "does not exist" in capsys.readouterr().err
+
+
+def test_the_vectorised_score_is_copydetects():
+    """fingerprints.shares gives, for each file of a pair, what copydetect's compare_files
+    gives (no boilerplate here: copydetect 0.5 leaves some boilerplate hashes behind)."""
+    import io
+
+    import numpy as np
+    from copydetect import CodeFingerprint, compare_files
+
+    from autograder.results import fingerprints
+
+    texts = [(paths.SOLUTIONS / "ex03_softmax.py").read_text("utf-8"), independent("ex03_softmax"),
+             independent("ex03_softmax", 1), disguise(independent("ex03_softmax", 1), seed=1)]
+    prints = [fingerprints.fingerprint(t, fingerprints.filter_all([t])[0], np.zeros(0, np.int64))
+              for t in texts]
+    share = fingerprints.shares(prints)
+    theirs = [CodeFingerprint("x.py", fingerprints.K, 1, fp=io.StringIO(t)) for t in texts]
+    for a, b in itertools.combinations(range(len(texts)), 2):
+        _, (s1, s2), _ = compare_files(theirs[a], theirs[b])
+        assert (share[a, b], share[b, a]) == pytest.approx((s1, s2), abs=1e-12), (a, b)
+    assert share[2, 3] > 0.8 and np.diag(share).tolist() == [1.0] * len(texts)

@@ -184,6 +184,9 @@ def cmd_similarity(args: argparse.Namespace) -> int:
     if not args.submissions and not args.class_dir:
         print("course similarity: give submissions and/or --class DIR", file=sys.stderr)
         return 2
+    if args.jobs < 1:
+        print(f"course similarity: --jobs must be at least 1, got {args.jobs}", file=sys.stderr)
+        return 2
     if not 0.0 <= args.threshold <= 1.0:
         print(f"course similarity: --threshold must lie in [0, 1], got {args.threshold:g}",
               file=sys.stderr)
@@ -197,9 +200,8 @@ def cmd_similarity(args: argparse.Namespace) -> int:
     with console.status(f"reading {len(found)} submission(s) …") as status:
         sources = similarity.read_sources(found)
         pairs = similarity.compare(
-            sources, args.threshold,
-            progress=lambda t: status.update(f"comparing every pair of {len(found)} "
-                                             f"submission(s): {t} …"))
+            sources, args.threshold, jobs=args.jobs,
+            progress=lambda what: status.update(f"{len(sources)} submission(s): {what} …"))
         status.update("writing the report …")
         csv_path, html_path = similarity.write(Path(args.out), pairs, args.threshold,
                                                len(sources))
@@ -319,6 +321,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--threshold", type=float, default=0.5,
                    help="the score from which a pair is shown side by side in the HTML "
                         "(0 to 1, default 0.5; the CSV scores every pair)")
+    s.add_argument("--jobs", type=int, default=min(4, os.cpu_count() or 1),
+                   help="processes that tokenise the files (default: the CPUs, at most 4)")
     s.set_defaults(func=cmd_similarity)
 
     s = sub.add_parser("demo", help="grade the bundled example class and print its table")

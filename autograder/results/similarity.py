@@ -25,17 +25,17 @@ Outputs, both written atomically:
 from __future__ import annotations
 
 import csv
-import hashlib
 import html
 import io
 import itertools
 import logging
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from collections.abc import Callable, Iterable
 
 from autograder import catalogue, templating
+from autograder.results import fingerprints
 from autograder.results.text import csv_cell
 from autograder.results.writers import write_atomic
 
@@ -43,12 +43,12 @@ from autograder.results.writers import write_atomic
 #: or string, operators and keywords as written). copydetect's default is 25; on this course's
 #: bank of independent correct implementations (tests/banks/) 25 put the reference within 0.43
 #: of one of them, idioms such as ``V = V.V(V, V=V)`` matching; at 40 the highest is under 0.3,
-#: and a copied topic still scores about 1 (tests/test_similarity.py).
-NOISE_CHARS = 40
+#: and a copied topic still scores above 0.8 (tests/test_similarity.py).
+NOISE_CHARS = fingerprints.K
 #: Pairs at or above this score are shown in similarity.html (``--threshold``).
 DEFAULT_THRESHOLD = 0.5
 #: At most this many pairs are drawn side by side in the HTML (the CSV has them all).
-MAX_SHOWN = 200
+MAX_SHOWN = 100
 #: Lines of context kept around each match in the side-by-side view.
 CONTEXT_LINES = 10
 CSV_NAME, HTML_NAME = "similarity.csv", "similarity.html"
@@ -73,15 +73,6 @@ class Pair:
     b_html: str = ""
 
 
-def _fingerprint(text: str, boilerplate=None):
-    from copydetect import CodeFingerprint
-
-    # window 1 (noise = guarantee threshold): every k-gram is kept, so scores do not hang on
-    # which hash a window's minimum is (Python salts str hashes per process).
-    return CodeFingerprint("submission.py", NOISE_CHARS, 1, boilerplate=boilerplate,
-                           language="python", fp=io.StringIO(text))
-
-
 def boilerplate_texts(topic: catalogue.Topic) -> list[str]:
     """The given code of ``topic`` no match may count: its stub, and the same stub as the code
     of the notebook `course notebook` writes (it adds cells of its own).
@@ -102,13 +93,6 @@ def boilerplate_texts(topic: catalogue.Topic) -> list[str]:
     return [stub, notebook_to_source(nb).decode("utf-8", "replace")]
 
 
-def _boilerplate_hashes(texts: Iterable[str]):
-    import numpy as np
-
-    hashes = [h for t in texts for h in _fingerprint(t).hashes]
-    return np.unique(np.array(hashes, dtype=np.int64))
-
-
 def read_sources(paths: list[Path]) -> dict[str, dict[str, str]]:
     """id -> topic module -> source text, for every submission path (folder or .zip), read as
     `course grade` reads them; a topic that is missing or unreadable is absent."""
@@ -122,65 +106,71 @@ def read_sources(paths: list[Path]) -> dict[str, dict[str, str]]:
     return out
 
 
-def _highlight(fp, slices, colour: str) -> str:
+def _highlight(a: fingerprints.Fingerprint, b: fingerprints.Fingerprint) -> tuple[str, str]:
+    """Both raw texts as escaped HTML, the matching code in ``<mark>`` (copydetect's
+    ``highlight_overlap``, far-off lines cut to "...")."""
     from copydetect.utils import highlight_overlap
 
-    text, _ = highlight_overlap(fp.raw_code, slices, f'<mark class="{colour}">', "</mark>",
-                                truncate=CONTEXT_LINES, escape_html=True)
-    return text
+    out = []
+    for f, s, colour in zip((a, b), fingerprints.slices(a, b), ("a", "b")):
+        if not s.size:  # nothing shared (a pair flagged at threshold 0)
+            out.append(html.escape(f.raw))
+            continue
+        text, _ = highlight_overlap(f.raw, s, f'<mark class="{colour}">', "</mark>",
+                                    truncate=CONTEXT_LINES, escape_html=True)
+        out.append(text)
+    return out[0], out[1]
 
 
 def compare_topic(topic: str, sources: dict[str, str], boilerplate: list[str],
-                  threshold: float = DEFAULT_THRESHOLD) -> list[Pair]:
-    """Every pair of ``sources`` (id -> text of ``topic``'s file), ids sorted, ``a < b``.
-
-    Identical texts are fingerprinted once and compared once (a class of untouched stubs, or
-    of copies, costs what one pair does). Pairs at or above ``threshold`` carry their
-    highlighted code.
+                  filtered: dict[str, tuple], threshold: float = DEFAULT_THRESHOLD) -> list[Pair]:
+    """Every pair of ``sources`` (id -> text of ``topic``'s file), ids sorted, ``a < b``;
+    ``filtered``: copydetect's filtered text and offsets of each text (and of each
+    ``boilerplate`` text), by text. Identical files are fingerprinted once. The
+    :data:`MAX_SHOWN` highest pairs at or above ``threshold`` carry their highlighted code.
     """
-    from copydetect import compare_files
+    import numpy as np
 
-    bp = _boilerplate_hashes(boilerplate)
-    digest = {i: hashlib.sha256(t.encode("utf-8", "replace")).hexdigest()
-              for i, t in sources.items()}
-    prints = {}
-    for i, text in sources.items():
-        if digest[i] not in prints:
-            prints[digest[i]] = _fingerprint(text, bp)
-    done: dict[tuple[str, str], tuple] = {}
-    pairs = []
-    for a, b in itertools.combinations(sorted(sources), 2):
-        key = (digest[a], digest[b])
-        if key not in done:
-            fa, fb = prints[key[0]], prints[key[1]]
-            if not fa.hashes or not fb.hashes or fa.hashes.isdisjoint(fb.hashes):
-                done[key] = (0.0, None)  # no shared fingerprint: nothing to slice
-            else:
-                _, (s1, s2), slices = compare_files(fa, fb)
-                done[key] = (round(float(s1 + s2) / 2, 4), slices)
-        score, slices = done[key]
-        pairs.append(Pair(topic, a, b, score))
-        if score >= threshold and slices is not None and len(slices[0]):
-            pairs[-1] = Pair(topic, a, b, score, _highlight(prints[key[0]], slices[0], "a"),
-                             _highlight(prints[key[1]], slices[1], "b"))
+    bp = np.unique(np.concatenate([np.zeros(0, np.int64)] + [
+        fingerprints.kgram_hashes(filtered[t][0]) for t in boilerplate]))
+    texts = sorted(set(sources.values()))
+    row = {t: i for i, t in enumerate(texts)}
+    prints = [fingerprints.fingerprint(t, filtered[t], bp) for t in texts]
+    share = fingerprints.shares(prints)
+    score = (share + share.T) / 2  # each file's share, averaged: see Pair
+    pairs = [Pair(topic, a, b, round(float(score[row[sources[a]], row[sources[b]]]), 4))
+             for a, b in itertools.combinations(sorted(sources), 2)]
+    shown = sorted((i for i, p in enumerate(pairs) if p.score >= threshold),
+                   key=lambda i: -pairs[i].score)[:MAX_SHOWN]
+    for i in shown:
+        p = pairs[i]
+        a_html, b_html = _highlight(prints[row[sources[p.a]]], prints[row[sources[p.b]]])
+        pairs[i] = Pair(topic, p.a, p.b, p.score, a_html, b_html)
     return pairs
 
 
 def compare(sources: dict[str, dict[str, str]], threshold: float = DEFAULT_THRESHOLD,
-            progress: Callable[[str], None] | None = None) -> list[Pair]:
+            jobs: int = 1, progress: Callable[[str], None] | None = None) -> list[Pair]:
     """Every pair of every topic, topics in catalogue order (see :func:`compare_topic`);
-    ``progress`` is told each topic's module as it starts."""
-    pairs: list[Pair] = []
-    # copydetect logs a warning per file it cannot tokenise and warns on empty matches: the
-    # report says what matters, the terminal stays readable.
+    Pygments lexes the distinct files in ``jobs`` processes; ``progress`` is told what
+    is being done."""
+    topics = catalogue.topics()
+    given = {t.module: boilerplate_texts(t) for t in topics}
+    texts = sorted({x for s in sources.values() for x in s.values()}
+                   | {x for b in given.values() for x in b})
+    if progress:
+        progress(f"tokenising {len(texts)} distinct file(s)")
+    # copydetect logs a warning per file it cannot tokenise: the report says what matters.
     logging.getLogger().setLevel(max(logging.getLogger().level, logging.ERROR))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        for t in catalogue.topics():
+        filtered = dict(zip(texts, fingerprints.filter_all(texts, jobs)))
+        pairs: list[Pair] = []
+        for t in topics:
             if progress:
-                progress(t.module)
-            texts = {i: s[t.module] for i, s in sources.items() if t.module in s}
-            pairs += compare_topic(t.module, texts, boilerplate_texts(t), threshold)
+                progress(f"comparing every pair: {t.module}")
+            in_topic = {i: s[t.module] for i, s in sources.items() if t.module in s}
+            pairs += compare_topic(t.module, in_topic, given[t.module], filtered, threshold)
     return pairs
 
 

@@ -12,6 +12,7 @@ from autograder import catalogue, paths
 from autograder.limits import Limits
 from autograder.cli.student_commands import (cmd_check, cmd_hint, cmd_list, cmd_notebook,
                                                 cmd_reset, cmd_submit, cmd_watch)
+from autograder.cli.class_commands import cmd_export_grades, cmd_similarity
 
 ROOT = paths.ROOT
 
@@ -176,41 +177,6 @@ def cmd_release(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_similarity(args: argparse.Namespace) -> int:
-    from autograder.cli.console import console
-    from autograder.grading import submission
-    from autograder.results import similarity
-
-    if not args.submissions and not args.class_dir:
-        print("course similarity: give submissions and/or --class DIR", file=sys.stderr)
-        return 2
-    if args.jobs < 1:
-        print(f"course similarity: --jobs must be at least 1, got {args.jobs}", file=sys.stderr)
-        return 2
-    if not 0.0 <= args.threshold <= 1.0:
-        print(f"course similarity: --threshold must lie in [0, 1], got {args.threshold:g}",
-              file=sys.stderr)
-        return 2
-    try:
-        found = submission.discover(args.submissions, args.class_dir)
-    except submission.UsageError as exc:
-        print(f"course similarity: {exc}", file=sys.stderr)
-        return 2
-    t0 = time.monotonic()
-    with console.status(f"reading {len(found)} submission(s) …") as status:
-        sources = similarity.read_sources(found)
-        pairs = similarity.compare(
-            sources, args.threshold, jobs=args.jobs,
-            progress=lambda what: status.update(f"{len(sources)} submission(s): {what} …"))
-        status.update("writing the report …")
-        csv_path, html_path = similarity.write(Path(args.out), pairs, args.threshold,
-                                               len(sources))
-    flagged = sum(p.score >= args.threshold for p in pairs)
-    print(f"{len(pairs)} pair(s) compared in {time.monotonic() - t0:.1f} s; {flagged} at or "
-          f"above {args.threshold:g}: {html_path} (every score: {csv_path})")
-    return 0
-
-
 def _limit_options(s: argparse.ArgumentParser) -> None:
     # The defaults are Limits' own (autograder/limits.py: one home for them).
     s.add_argument("--call-timeout", type=float, default=Limits.call_seconds,
@@ -324,6 +290,29 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--jobs", type=int, default=min(4, os.cpu_count() or 1),
                    help="processes that tokenise the files (default: the CPUs, at most 4)")
     s.set_defaults(func=cmd_similarity)
+
+    s = sub.add_parser("export-grades", help="a graded batch's grades as a Canvas or Moodle "
+                                             "grade-import CSV, ids mapped through a roster",
+                       epilog="exit codes: 0 written, 2 usage or a roster that does not fit "
+                              "(graded ids missing from it are named; nothing is written)")
+    s.add_argument("batch", help="the folder `course grade --out` wrote")
+    s.add_argument("--format", required=True, choices=["canvas", "moodle"])
+    s.add_argument("--roster", required=True,
+                   help="CSV with a header: the LMS's gradebook export, or any list with a "
+                        "column of submission ids and the LMS's user columns")
+    s.add_argument("--match", metavar="COLUMN",
+                   help="the roster column holding submission ids (default: Canvas 'SIS "
+                        "Login ID'; Moodle the first of 'Username', 'ID number', "
+                        "'Email address')")
+    s.add_argument("--columns", choices=["total", "topics"], default="total",
+                   help="one grade column for the total (default) or one per topic")
+    s.add_argument("--name", default="Linear Algebra for Transformers",
+                   help="the grade column's name (topics: NAME: ex01_vectors, …); an "
+                        "existing assignment's name updates it")
+    s.add_argument("--missing-zero", action="store_true",
+                   help="give roster users with no submission 0 instead of an empty cell")
+    s.add_argument("--out", help="the file to write (default BATCH/grades-FORMAT.csv)")
+    s.set_defaults(func=cmd_export_grades)
 
     s = sub.add_parser("demo", help="grade the bundled example class and print its table")
     s.add_argument("--out", default=str(ROOT / "build" / "demo"))

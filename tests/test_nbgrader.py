@@ -112,17 +112,24 @@ def _build_class(root: Path) -> dict:
         for cell in correct["cells"]:
             if _meta(cell).get("solution"):
                 cell["source"] = source[_meta(cell)["grade_id"]]["source"]
-        for student, nb in (("correct", correct), ("stub", released)):
+        stub = copy.deepcopy(released)
+        if topic == TOPICS[0]:  # one test cell a student edited: autograde must still say so
+            edited = next(c for c in stub["cells"] if _meta(c).get("grade_id", "").startswith(
+                "test-"))
+            edited["source"] = _src(edited) + "\n# edited by the student"
+        for student, nb in (("correct", correct), ("stub", stub)):
             dest = course / "submitted" / student / topic / f"{topic}.ipynb"
             dest.parent.mkdir(parents=True, exist_ok=True)
             dest.write_text(json.dumps(nb, indent=1), encoding="utf-8")
+    log = []  # what nbgrader printed (its log goes to stderr)
     t0 = time.monotonic()
     for topic in TOPICS:
-        nbgrader(course, "autograde", topic, "--force")
+        log.append(nbgrader(course, "autograde", topic, "--force").stderr)
     autograde_s = time.monotonic() - t0
     nbgrader(course, "export")
     for topic in TOPICS:
-        nbgrader(course, "generate_feedback", topic, "--force")
+        log.append(nbgrader(course, "generate_feedback", topic, "--force").stderr)
+    (root / "nbgrader.log").write_text("\n".join(log), encoding="utf-8")
     # the tamper-proof path on the very same collected notebooks
     t0 = time.monotonic()
     proc = subprocess.run([sys.executable, "-m", "autograder.cli", "grade", "--class",
@@ -237,6 +244,18 @@ def test_feedback_shows_no_hidden_test_source_or_input(course):
                        f"{TOPICS[0]}.html").read_text("utf-8"))
     assert "FAIL hidden test" in stub_text  # verdicts are shown, sources are not
     assert "not implemented yet" in stub_text or "NotImplementedError" in stub_text
+
+
+def test_only_a_test_cell_a_student_edited_has_a_changed_checksum(course):
+    """nbgrader stores test cells' checksums before removing their hidden tests, so it warned
+    "checksum has changed" for every test cell of every student (issue 38, item 9); the
+    exported config keeps that warning for cells that differ from the release only."""
+    log = (course[0].parent / "nbgrader.log").read_text("utf-8")
+    changed = re.findall(r"Attribute 'checksum' for cell (\S+) has changed", log)
+    edited = next(_meta(c)["grade_id"] for c in _cells(
+        course[0] / "submitted" / "stub" / TOPICS[0] / f"{TOPICS[0]}.ipynb")
+        if _src(c).endswith("# edited by the student"))
+    assert changed == [edited], changed
 
 
 def test_course_grade_on_the_collected_notebooks_agrees(course):

@@ -132,9 +132,11 @@ def cmd_nbgrader(args: argparse.Namespace) -> int:
     site_ok, site_url = _site_url("nbgrader", args.site_url)
     if not site_ok:
         return 2
+    from autograder.cli.console import step_printer
+
     try:
         written = nbgrader_export.build(Path(args.dir), topics=args.topic or None,
-                                        site_url=site_url)
+                                        site_url=site_url, progress=step_printer("nbgrader"))
     except KeyError as exc:
         print(f"course nbgrader: {exc.args[0]}", file=sys.stderr)
         return 2
@@ -164,12 +166,12 @@ def cmd_gradescope(args: argparse.Namespace) -> int:
 
 
 def cmd_release(args: argparse.Namespace) -> int:
+    from autograder.cli.console import step_printer
     from autograder.exports import release
-    from autograder.cli.console import console
 
     try:
-        with console.status("recording reference values and building the release …"):
-            out = release.build(Path(args.out), force=args.force)
+        out = release.build(Path(args.out), force=args.force,
+                            progress=step_printer("release"))
     except release.ReleaseError as exc:
         print(f"course release: {exc}", file=sys.stderr)
         return 1

@@ -28,6 +28,7 @@ import ast
 import json
 import re
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 from autograder import catalogue, paths, templating
@@ -253,11 +254,14 @@ def config_text(timeout: int = 600) -> str:
 
 
 def build(dest: Path, *, topics: list[str] | None = None, site_url: str | None = None,
-          root: Path = ROOT, timeout: int = 600) -> list[Path]:
+          root: Path = ROOT, timeout: int = 600,
+          progress: Callable[[str], None] | None = None) -> list[Path]:
     """Write the nbgrader course into ``dest``; return the source notebooks written. Lessons
     are linked on ``site_url`` (the published site), or, when None, to each lesson's file,
     which is copied beside its notebook (``source/<topic>/03-softmax.md``: nbgrader's
     ``generate_assignment`` releases an assignment folder's other files with it).
+    ``progress(message)`` is told as each topic's notebook is made (collecting a topic's
+    suites imports them: about 2 s a topic).
 
     Every notebook is made before anything is written: a missing or malformed solution leaves
     ``dest`` as it was (absent, or the course folder it already was), never half a course.
@@ -274,11 +278,14 @@ def build(dest: Path, *, topics: list[str] | None = None, site_url: str | None =
     if missing:
         raise ExportError(f"{root} lacks {', '.join(missing)}: an nbgrader course is built "
                           "from the instructor's repository")
-    notebooks = {
-        dest / "source" / topic.module / f"{topic.module}.ipynb":
-            topic_notebook(topic, (root / "solutions" / topic.filename).read_text("utf-8"),
-                           runner.collect(topic.module), site_url, root)
-        for topic in chosen}
+    notebooks = {}
+    for i, topic in enumerate(chosen, 1):
+        if progress:
+            progress(f"[{i}/{len(chosen)}] {topic.module}: collecting its tests, writing its "
+                     "notebook …")
+        notebooks[dest / "source" / topic.module / f"{topic.module}.ipynb"] = topic_notebook(
+            topic, (root / "solutions" / topic.filename).read_text("utf-8"),
+            runner.collect(topic.module), site_url, root)
     dest.mkdir(parents=True, exist_ok=True)
     (dest / "nbgrader_config.py").write_text(config_text(timeout), encoding="utf-8")
     tpl = dest / "templates" / "course_feedback"

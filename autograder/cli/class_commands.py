@@ -14,7 +14,7 @@ def cmd_similarity(args: argparse.Namespace) -> int:
     """`course similarity`: score every pair of the submissions per topic and write
     similarity.csv and similarity.html into ``--out``. Exit 0, or 2 for usage (no
     submissions, a bad path or id, ``--threshold`` outside [0, 1], ``--jobs`` below 1)."""
-    from autograder.cli.console import console
+    from autograder.cli.console import step_printer
     from autograder.grading import submission
     from autograder.results import similarity
 
@@ -34,14 +34,11 @@ def cmd_similarity(args: argparse.Namespace) -> int:
         print(f"course similarity: {exc}", file=sys.stderr)
         return 2
     t0 = time.monotonic()
-    with console.status(f"reading {len(found)} submission(s) …") as status:
-        sources = similarity.read_sources(found)
-        pairs = similarity.compare(
-            sources, args.threshold, jobs=args.jobs,
-            progress=lambda what: status.update(f"{len(sources)} submission(s): {what} …"))
-        status.update("writing the report …")
-        csv_path, html_path = similarity.write(Path(args.out), pairs, args.threshold,
-                                               len(sources))
+    say = step_printer("similarity")
+    say(f"reading {len(found)} submission(s) …")
+    sources = similarity.read_sources(found)
+    pairs = similarity.compare(sources, args.threshold, jobs=args.jobs, progress=say)
+    csv_path, html_path = similarity.write(Path(args.out), pairs, args.threshold, len(sources))
     flagged = sum(p.score >= args.threshold for p in pairs)
     print(f"{len(pairs)} pair(s) compared in {time.monotonic() - t0:.1f} s; {flagged} at or "
           f"above {args.threshold:g}: {html_path} (every score: {csv_path})")

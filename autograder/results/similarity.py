@@ -159,7 +159,7 @@ def compare(sources: dict[str, dict[str, str]], threshold: float = DEFAULT_THRES
     texts = sorted({x for s in sources.values() for x in s.values()}
                    | {x for b in given.values() for x in b})
     if progress:
-        progress(f"tokenising {len(texts)} distinct file(s)")
+        progress(f"tokenising {len(texts)} distinct file(s) with Pygments ({jobs} process(es)) …")
     # copydetect logs a warning per file it cannot tokenise: the report says what matters.
     logging.getLogger().setLevel(max(logging.getLogger().level, logging.ERROR))
     with warnings.catch_warnings():
@@ -168,7 +168,7 @@ def compare(sources: dict[str, dict[str, str]], threshold: float = DEFAULT_THRES
         pairs: list[Pair] = []
         for t in topics:
             if progress:
-                progress(f"comparing every pair: {t.module}")
+                progress(f"comparing every pair of {len(sources)} submission(s): {t.module} …")
             in_topic = {i: s[t.module] for i, s in sources.items() if t.module in s}
             pairs += compare_topic(t.module, in_topic, given[t.module], filtered, threshold)
     return pairs

@@ -17,8 +17,8 @@ Outputs, both written atomically:
 
 - ``similarity.csv``: ``topic,a,b,score`` for every pair (ids sorted, ``a < b``), topics in
   catalogue order; ``score`` in [0, 1], 4 decimals.
-- ``similarity.html``: the pairs at or above the threshold, most similar first, each with both
-  files side by side and the matching code highlighted. Self-contained, no script, and a
+- ``similarity.html``: the :data:`MAX_SHOWN` most similar pairs at or above the threshold, each
+  with both files side by side and the matching code highlighted, and a count of the rest. Self-contained, no script, and a
   Content-Security-Policy that forbids every fetch, as ``report.html``.
 """
 
@@ -47,7 +47,8 @@ from autograder.results.writers import write_atomic
 NOISE_CHARS = fingerprints.K
 #: Pairs at or above this score are shown in similarity.html (``--threshold``).
 DEFAULT_THRESHOLD = 0.5
-#: At most this many pairs are drawn side by side in the HTML (the CSV has them all).
+#: At most this many pairs, the highest, are listed and drawn side by side in the HTML (the
+#: CSV has them all; the page counts the rest).
 MAX_SHOWN = 100
 #: Lines of context kept around each match in the side-by-side view.
 CONTEXT_LINES = 10

@@ -167,8 +167,10 @@ def test_source_notebooks_are_nbgrader_notebooks_with_catalogue_points(tmp_path)
         nb = json.loads(path.read_text("utf-8"))
         assert nb["metadata"]["kernelspec"]["name"] == "python3"
         assert nb["cells"][0]["cell_type"] == "markdown"
-        # no site set: the lesson summary names the lesson's file, never a local address
-        assert f"docs/{catalogue.get_topic(topic).lesson_page}" in _src(nb["cells"][0])
+        # no site set: the lesson summary links the lesson file bundled beside the notebook
+        # (a link Jupyter resolves), never a local address
+        lesson = Path(catalogue.get_topic(topic).lesson_page).name
+        assert f"]({lesson}#" in _src(nb["cells"][0]) and (path.parent / lesson).is_file()
         assert "127.0.0.1" not in path.read_text("utf-8")
         grades = [c for c in nb["cells"] if _meta(c).get("grade")]
         assert sum(_meta(c)["points"] for c in grades) == _graded_points(topic)
@@ -237,9 +239,12 @@ def test_feedback_shows_no_hidden_test_source_or_input(course):
             # no remote script (MathJax from a CDN) in the feedback
             assert not re.search(r"<script[^>]+src=[\"']https?:", page)
             assert "cdnjs" not in page and "mathjax/2.7" not in page.lower()
-        # nothing but the page: no hypothesis cache (it holds the hidden suites' constants)
+        # nothing but the page and the lesson released with the notebook (nbgrader copies an
+        # assignment's other files along): no hypothesis cache (it holds the hidden suites'
+        # constants)
         files = {p.name for p in (course_dir / "feedback" / "stub" / topic).rglob("*")}
-        assert files == {f"{topic}.html"}, files
+        lesson = Path(catalogue.get_topic(topic).lesson_page).name
+        assert files == {f"{topic}.html", lesson}, files
     stub_text = _text((course_dir / "feedback" / "stub" / TOPICS[0] /
                        f"{TOPICS[0]}.html").read_text("utf-8"))
     assert "FAIL hidden test" in stub_text  # verdicts are shown, sources are not

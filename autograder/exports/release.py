@@ -162,11 +162,9 @@ def generate_site_assets(dest: Path, root: Path = ROOT) -> None:
 
 # ------------------------------------------------------------------ recording
 
-def record_reference(root: Path = ROOT, progress: Callable[[str], None] | None = None
-                     ) -> dict[str, dict[str, bytes]]:
+def record_reference(root: Path = ROOT) -> dict[str, dict[str, bytes]]:
     """Run every public test against the solutions, recording each reference value used;
     then replay the recordings and check that the solutions still pass every public test.
-    ``progress(message)`` is told as each of the two passes starts.
 
     Raises:
         ReleaseError: a solution fails a public test, or a reference value cannot be recorded
@@ -192,9 +190,6 @@ def record_reference(root: Path = ROOT, progress: Callable[[str], None] | None =
     with Slot(0) as slot:
         # Recorded first, then replayed from the recordings alone: what a release's `ref` is.
         for label, refs in (("recording", recorders), ("replaying", replays)):
-            if progress:
-                progress(f"{label} the reference values of {len(specs)} topics' public tests "
-                         "(the solutions, in the sandbox) …")
             outcome = loop.grade(slot, sources, specs, references=refs)
             problems += [f"{label} {r.spec.name}: {r.message}" for r in outcome.flat()
                          if not r.passed and not r.skipped]
@@ -301,7 +296,9 @@ def build(out: Path, *, root: Path = ROOT, force: bool = False, warn=None,
                    "work of yours, nothing was changed; `course stubs` makes exercises/ match "
                    "and keeps a copy of each file it replaces in exercises/.backup/)")
         (warn or (lambda m: print(m, file=sys.stderr)))(message)
-    stores = record_reference(root, say)
+    say("recording the reference values the public tests compare with (the solutions run "
+        "every public test in the sandbox, then again from the recording) …")
+    stores = record_reference(root)
     out.parent.mkdir(parents=True, exist_ok=True)
     stage = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
     try:

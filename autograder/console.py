@@ -54,6 +54,26 @@ def grade_table(summaries: list[Result], public_only: bool | None = None) -> Tab
     return t
 
 
+def step_printer(command: str, stream=None):
+    """A ``progress(message)`` callback for a long command's steps: each call prints one line,
+    ``course COMMAND: [  12.3 s] message``, the seconds since the first call, on stderr (or
+    ``stream``), flushed at once. Lines, not a spinner: they also show in CI logs and pipes,
+    where rich draws nothing (`course release` was silent there for 80 s)."""
+    import sys
+    import time
+
+    t0: list[float] = []
+
+    def progress(message: str) -> None:
+        if not t0:
+            t0.append(time.monotonic())
+        out = stream or sys.stderr
+        print(f"course {command}: [{time.monotonic() - t0[0]:6.1f} s] {message}", file=out,
+              flush=True)
+
+    return progress
+
+
 def grade_progress() -> Progress:
     return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                     TimeElapsedColumn(), TextColumn("{task.fields[last]}"), console=console,

@@ -49,6 +49,8 @@ CROSSINGS = {
 LONG_MODULES: dict[str, str] = {
     "autograder.grading.batch": "one job: the batch's two sweeps, the slot processes that run "
                                 "them and how a stop reaches both share the slot's state",
+    "autograder.cli.app": "one job: the parser of every subcommand, its options and exit codes "
+                          "(the commands' bodies live in cli/*_commands.py)",
 }
 
 MAX_LINES = 400

@@ -149,7 +149,12 @@ def test_nbgrader_notebooks_link_the_site_given_or_the_lesson_file(tmp_path):
     with_site = (tmp_path / "site" / nb).read_text("utf-8")
     without = (tmp_path / "none" / nb).read_text("utf-8")
     assert f"({SITE}/lessons/03-softmax/{SOFTMAX.anchor})" in with_site
-    assert f"(docs/lessons/03-softmax.md{SOFTMAX.anchor})" in without
+    # without a site, the lesson file bundled beside the notebook: a link Jupyter resolves
+    # (docs/lessons/… named a file the assignment folder does not hold)
+    assert f"(03-softmax.md{SOFTMAX.anchor})" in without and "(docs/lessons/" not in without
+    assert ((tmp_path / "none" / "source/ex03_softmax/03-softmax.md").read_bytes()
+            == (ROOT / "docs/lessons/03-softmax.md").read_bytes())
+    assert not (tmp_path / "site" / "source/ex03_softmax/03-softmax.md").exists()
     assert "127.0.0.1" not in with_site + without and SITE not in without
 
 
@@ -157,6 +162,25 @@ def test_the_nbgrader_readme_explains_checksum_warnings(tmp_path):
     nbgrader_export.build(tmp_path, topics=["ex01_vectors"])
     readme = (tmp_path / "README.md").read_text("utf-8")
     assert "checksum has changed" in readme and "1961" in readme
+
+
+def test_the_nbgrader_config_swaps_only_autogrades_overwritecells(tmp_path):
+    """The exported config's autograde steps are nbgrader's defaults but for the one that
+    warned for every released test cell (tests/test_nbgrader.py runs it end to end): a new
+    nbgrader that changes its default list fails here, not silently in a course."""
+    pytest.importorskip("nbgrader")
+    from nbgrader.converters.autograde import Autograde
+    from nbgrader.preprocessors import OverwriteCells
+    from traitlets.config.loader import PyFileConfigLoader
+
+    from autograder.exports.nbgrader.feedback import OverwriteReleasedCells
+
+    nbgrader_export.build(tmp_path, topics=["ex01_vectors"])
+    cfg = PyFileConfigLoader("nbgrader_config.py", path=str(tmp_path)).load_config()
+    default = Autograde.class_traits()["sanitize_preprocessors"].default()
+    assert OverwriteCells in default
+    assert cfg.Autograde.sanitize_preprocessors == [
+        OverwriteReleasedCells if p is OverwriteCells else p for p in default]
 
 
 # ---------------------------------------------------------------- demo legend, release label

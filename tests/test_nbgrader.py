@@ -112,17 +112,24 @@ def _build_class(root: Path) -> dict:
         for cell in correct["cells"]:
             if _meta(cell).get("solution"):
                 cell["source"] = source[_meta(cell)["grade_id"]]["source"]
-        for student, nb in (("correct", correct), ("stub", released)):
+        stub = copy.deepcopy(released)
+        if topic == TOPICS[0]:  # one test cell a student edited: autograde must still say so
+            edited = next(c for c in stub["cells"] if _meta(c).get("grade_id", "").startswith(
+                "test-"))
+            edited["source"] = _src(edited) + "\n# edited by the student"
+        for student, nb in (("correct", correct), ("stub", stub)):
             dest = course / "submitted" / student / topic / f"{topic}.ipynb"
             dest.parent.mkdir(parents=True, exist_ok=True)
             dest.write_text(json.dumps(nb, indent=1), encoding="utf-8")
+    log = []  # what nbgrader printed (its log goes to stderr)
     t0 = time.monotonic()
     for topic in TOPICS:
-        nbgrader(course, "autograde", topic, "--force")
+        log.append(nbgrader(course, "autograde", topic, "--force").stderr)
     autograde_s = time.monotonic() - t0
     nbgrader(course, "export")
     for topic in TOPICS:
-        nbgrader(course, "generate_feedback", topic, "--force")
+        log.append(nbgrader(course, "generate_feedback", topic, "--force").stderr)
+    (root / "nbgrader.log").write_text("\n".join(log), encoding="utf-8")
     # the tamper-proof path on the very same collected notebooks
     t0 = time.monotonic()
     proc = subprocess.run([sys.executable, "-m", "autograder.cli", "grade", "--class",
@@ -160,8 +167,10 @@ def test_source_notebooks_are_nbgrader_notebooks_with_catalogue_points(tmp_path)
         nb = json.loads(path.read_text("utf-8"))
         assert nb["metadata"]["kernelspec"]["name"] == "python3"
         assert nb["cells"][0]["cell_type"] == "markdown"
-        # no site set: the lesson summary names the lesson's file, never a local address
-        assert f"docs/{catalogue.get_topic(topic).lesson_page}" in _src(nb["cells"][0])
+        # no site set: the lesson summary links the lesson file bundled beside the notebook
+        # (a link Jupyter resolves), never a local address
+        lesson = Path(catalogue.get_topic(topic).lesson_page).name
+        assert f"]({lesson}#" in _src(nb["cells"][0]) and (path.parent / lesson).is_file()
         assert "127.0.0.1" not in path.read_text("utf-8")
         grades = [c for c in nb["cells"] if _meta(c).get("grade")]
         assert sum(_meta(c)["points"] for c in grades) == _graded_points(topic)
@@ -230,13 +239,28 @@ def test_feedback_shows_no_hidden_test_source_or_input(course):
             # no remote script (MathJax from a CDN) in the feedback
             assert not re.search(r"<script[^>]+src=[\"']https?:", page)
             assert "cdnjs" not in page and "mathjax/2.7" not in page.lower()
-        # nothing but the page: no hypothesis cache (it holds the hidden suites' constants)
+        # nothing but the page and the lesson released with the notebook (nbgrader copies an
+        # assignment's other files along): no hypothesis cache (it holds the hidden suites'
+        # constants)
         files = {p.name for p in (course_dir / "feedback" / "stub" / topic).rglob("*")}
-        assert files == {f"{topic}.html"}, files
+        lesson = Path(catalogue.get_topic(topic).lesson_page).name
+        assert files == {f"{topic}.html", lesson}, files
     stub_text = _text((course_dir / "feedback" / "stub" / TOPICS[0] /
                        f"{TOPICS[0]}.html").read_text("utf-8"))
     assert "FAIL hidden test" in stub_text  # verdicts are shown, sources are not
     assert "not implemented yet" in stub_text or "NotImplementedError" in stub_text
+
+
+def test_only_a_test_cell_a_student_edited_has_a_changed_checksum(course):
+    """nbgrader stores test cells' checksums before removing their hidden tests, so it warned
+    "checksum has changed" for every test cell of every student (issue 38, item 9); the
+    exported config keeps that warning for cells that differ from the release only."""
+    log = (course[0].parent / "nbgrader.log").read_text("utf-8")
+    changed = re.findall(r"Attribute 'checksum' for cell (\S+) has changed", log)
+    edited = next(_meta(c)["grade_id"] for c in _cells(
+        course[0] / "submitted" / "stub" / TOPICS[0] / f"{TOPICS[0]}.ipynb")
+        if _src(c).endswith("# edited by the student"))
+    assert changed == [edited], changed
 
 
 def test_course_grade_on_the_collected_notebooks_agrees(course):

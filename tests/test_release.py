@@ -54,6 +54,7 @@ def built(tmp_path_factory) -> Path:
                                    "--force"], cwd=ROOT, env=env, capture_output=True, text=True,
                                   timeout=900)
             assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
+            (base / "student-repo.stderr").write_text(proc.stderr, encoding="utf-8")
     return out
 
 
@@ -79,6 +80,18 @@ def _hidden_tests() -> dict[str, str]:
             if isinstance(node, ast.FunctionDef) and node.name.startswith("test"):
                 found[f"{path.stem}.{node.name}"] = ast.get_source_segment(source, node)
     return found
+
+
+@pytest.mark.slow
+def test_the_release_says_each_step_as_it_starts(built):
+    """`course release` printed nothing for its 80 s (a rich spinner, which a pipe or a CI log
+    does not show): one line per step, with the seconds since it started."""
+    err = (built.parent / "student-repo.stderr").read_text("utf-8")
+    steps = re.findall(r"^course release: \[ *(\d+\.\d) s\] (\S+)", err, re.MULTILINE)
+    assert [word for _, word in steps] == ["generating", "recording", "copying", "drawing",
+                                           "scanning"], err
+    seconds = [float(t) for t, _ in steps]
+    assert seconds == sorted(seconds) and seconds[-1] > 0
 
 
 @pytest.mark.slow

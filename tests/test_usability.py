@@ -9,6 +9,7 @@ failures printed "first at index (0); there expected …"; a typo in a topic got
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import stat
 
@@ -186,10 +187,27 @@ def test_make_venv_says_it_is_installing_and_installs_triton_on_linux_only(tmp_p
     proc = subprocess.run(["make", "venv", f"PYTHON={bin_dir / 'python3'}"], cwd=work, env=env,
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "==> installing torch" in proc.stdout and "about 3 minutes" in proc.stdout
+    # the whole time up front (a new user measured 4.5 minutes against "about 3"), then a
+    # line per step, each before its step runs
+    out = proc.stdout
+    assert "about 5 minutes the first time" in out and "about 3 minutes" not in out
+    steps = re.findall(r"^==> \[(\d)/(\d)\] (.*)$", out, re.MULTILINE)
+    assert [int(i) for i, _, _ in steps] == list(range(1, int(steps[0][1]) + 1)), out
+    torch_step = next(text for _, _, text in steps if text.startswith("installing torch"))
+    assert "2.13.0" in torch_step
+    assert out.index(torch_step) < out.index("pip install -q torch==2.13.0")
     calls = log.read_text().splitlines()
     # torch first, pinned as before; triton beside it on Linux alone, and nowhere else
     want = ["torch==2.13.0", "triton==3.9.0"] if system == "Linux" else ["torch==2.13.0"]
     assert calls[:2] == ["-m pip install -q --upgrade pip",
                          "-m pip install -q " + " ".join(want)], calls
     assert not any("triton" in c for c in calls[2:]), calls
+
+
+def test_course_nbgrader_says_each_topic_as_it_starts(tmp_path, capsys):
+    """`course nbgrader` printed nothing for its 18 s: a line per topic, on stderr."""
+    assert cli.main(["nbgrader", str(tmp_path / "nb"), "--topic", "1", "--topic", "3"]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert [line.split("] ", 1)[1] for line in err if line.startswith("course nbgrader: [")] == [
+        "[1/2] ex01_vectors: collecting its tests, writing its notebook …",
+        "[2/2] ex03_softmax: collecting its tests, writing its notebook …"], err

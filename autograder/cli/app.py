@@ -14,6 +14,7 @@ from autograder.cli.student_commands import (cmd_check, cmd_hint, cmd_list, cmd_
                                                 cmd_reset, cmd_submit, cmd_watch)
 from autograder.cli.shard_commands import (add_cluster_parser, add_report_parser, shard_arg,
                                            shard_note)
+from autograder.cli.class_commands import cmd_export_grades, cmd_similarity
 
 ROOT = paths.ROOT
 
@@ -144,9 +145,11 @@ def cmd_nbgrader(args: argparse.Namespace) -> int:
     site_ok, site_url = _site_url("nbgrader", args.site_url)
     if not site_ok:
         return 2
+    from autograder.console import step_printer
+
     try:
         written = nbgrader_export.build(Path(args.dir), topics=args.topic or None,
-                                        site_url=site_url)
+                                        site_url=site_url, progress=step_printer("nbgrader"))
     except KeyError as exc:
         print(f"course nbgrader: {exc.args[0]}", file=sys.stderr)
         return 2
@@ -176,12 +179,12 @@ def cmd_gradescope(args: argparse.Namespace) -> int:
 
 
 def cmd_release(args: argparse.Namespace) -> int:
+    from autograder.console import step_printer
     from autograder.exports import release
-    from autograder.console import console
 
     try:
-        with console.status("recording reference values and building the release …"):
-            out = release.build(Path(args.out), force=args.force)
+        out = release.build(Path(args.out), force=args.force,
+                            progress=step_printer("release"))
     except release.ReleaseError as exc:
         print(f"course release: {exc}", file=sys.stderr)
         return 1
@@ -322,6 +325,43 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=cmd_grade)
     add_report_parser(sub)
     add_cluster_parser(sub)
+
+    s = sub.add_parser("similarity", help="score every pair of submissions' code per topic "
+                                          "(copydetect), an HTML and a CSV report",
+                       epilog="exit codes: 0 the reports were written, 2 usage")
+    s.add_argument("submissions", nargs="*", help="submission folders or .zip files")
+    s.add_argument("--class", dest="class_dir", help="each direct child of this folder too")
+    s.add_argument("--out", required=True,
+                   help="folder for similarity.html and similarity.csv")
+    s.add_argument("--threshold", type=float, default=0.5,
+                   help="the score from which a pair is shown side by side in the HTML "
+                        "(0 to 1, default 0.5; the CSV scores every pair)")
+    s.add_argument("--jobs", type=int, default=min(4, os.cpu_count() or 1),
+                   help="processes that tokenise the files (default: the CPUs, at most 4)")
+    s.set_defaults(func=cmd_similarity)
+
+    s = sub.add_parser("export-grades", help="a graded batch's grades as a Canvas or Moodle "
+                                             "grade-import CSV, ids mapped through a roster",
+                       epilog="exit codes: 0 written, 2 usage or a roster that does not fit "
+                              "(graded ids missing from it are named; nothing is written)")
+    s.add_argument("batch", help="the folder `course grade --out` wrote")
+    s.add_argument("--format", required=True, choices=["canvas", "moodle"])
+    s.add_argument("--roster", required=True,
+                   help="CSV with a header: the LMS's gradebook export, or any list with a "
+                        "column of submission ids and the LMS's user columns")
+    s.add_argument("--match", metavar="COLUMN",
+                   help="the roster column holding submission ids (default: Canvas 'SIS "
+                        "Login ID'; Moodle the first of 'Username', 'ID number', "
+                        "'Email address')")
+    s.add_argument("--columns", choices=["total", "topics"], default="total",
+                   help="one grade column for the total (default) or one per topic")
+    s.add_argument("--name", default="Linear Algebra for Transformers",
+                   help="the grade column's name (topics: NAME: ex01_vectors, …); an "
+                        "existing assignment's name updates it")
+    s.add_argument("--missing-zero", action="store_true",
+                   help="give roster users with no submission 0 instead of an empty cell")
+    s.add_argument("--out", help="the file to write (default BATCH/grades-FORMAT.csv)")
+    s.set_defaults(func=cmd_export_grades)
 
     s = sub.add_parser("demo", help="grade the bundled example class and print its table")
     s.add_argument("--out", default=str(ROOT / "build" / "demo"))

@@ -35,6 +35,7 @@ import subprocess
 import sys
 import tempfile
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 
 from autograder import catalogue, paths, templating
@@ -282,12 +283,14 @@ def scan(release: Path, root: Path = ROOT) -> list[str]:
 
 # ------------------------------------------------------------------ build
 
-def build(out: Path, *, root: Path = ROOT, force: bool = False, warn=None) -> Path:
+def build(out: Path, *, root: Path = ROOT, force: bool = False, warn=None,
+          progress: Callable[[str], None] | None = None) -> Path:
     """Write the student release into ``out`` (see the module doc).
 
     ``warn(message)`` is called (default: printed to stderr) when the working tree's
     ``exercises/`` differs from the stubs generated from ``solutions/`` (the release uses the
-    generated ones).
+    generated ones). ``progress(message)`` is told as each step starts (about 80 s in all,
+    most of it recording the reference and drawing the lesson figures).
 
     Raises:
         ReleaseError: ``out`` is not empty (without ``force``), a stub cannot be generated, the
@@ -296,6 +299,8 @@ def build(out: Path, *, root: Path = ROOT, force: bool = False, warn=None) -> Pa
     """
     if out.exists() and (not out.is_dir() or any(out.iterdir())) and not force:
         raise ReleaseError(f"{out} exists and is not empty (use --force to replace it)")
+    say = progress or (lambda message: None)
+    say("generating the stubs from solutions/ …")
     made, differ = release_stubs(root)
     if differ:
         message = (f"course release: exercises/ differs from the stubs generated from solutions/ "
@@ -303,10 +308,13 @@ def build(out: Path, *, root: Path = ROOT, force: bool = False, warn=None) -> Pa
                    "work of yours, nothing was changed; `course stubs` makes exercises/ match "
                    "and keeps a copy of each file it replaces in exercises/.backup/)")
         (warn or (lambda m: print(m, file=sys.stderr)))(message)
+    say("recording the reference values the public tests compare with (the solutions run "
+        "every public test in the sandbox, then again from the recording) …")
     stores = record_reference(root)
     out.parent.mkdir(parents=True, exist_ok=True)
     stage = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
     try:
+        say("copying the lessons, public suites and tooling …")
         for rel, src in _files(root):
             dest = stage / rel
             dest.parent.mkdir(parents=True, exist_ok=True)
@@ -321,12 +329,15 @@ def build(out: Path, *, root: Path = ROOT, force: bool = False, warn=None) -> Pa
         if (root / ".gitignore").is_file():
             (stage / ".gitignore").write_text(
                 student_gitignore((root / ".gitignore").read_text("utf-8")), encoding="utf-8")
+        say("drawing the lesson site's figures and tables from the solutions (a separate "
+            "Python) …")
         generate_site_assets(stage / "docs" / "generated", root)
         recorded.write(stage / RECORDINGS, stores)
         for name in ("README.md", "Makefile"):
             (stage / name).write_text(student_file(name), encoding="utf-8")
         (stage / "pyproject.toml").write_text(
             student_pyproject((root / "pyproject.toml").read_text("utf-8")), encoding="utf-8")
+        say("scanning the release for solution code and hidden tests …")
         leaks = scan(stage, root)
         if leaks:
             raise ReleaseError("the release would leak:\n  " + "\n  ".join(leaks[:50]))

@@ -27,6 +27,8 @@ from __future__ import annotations
 import ast
 import json
 import re
+import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 from autograder import catalogue, paths, templating
@@ -107,12 +109,27 @@ def _segments(source: str, topic: catalogue.Topic) -> list[tuple[str | None, str
     return [(kind, "\n".join(lines[a:b]).strip("\n")) for kind, a, b in ranges]
 
 
+def bundled_lesson(topic: catalogue.Topic) -> str:
+    """The name of the lesson file copied beside a topic's notebook (``03-softmax.md``)."""
+    return Path(topic.lesson_page).name
+
+
+def notebook_lesson_url(topic: catalogue.Topic, anchor: str, site_url: str | None) -> str:
+    """A lesson link that resolves inside Jupyter: the page on the site at ``site_url``
+    (:func:`autograder.catalogue.lesson_url`), or with None the lesson file :func:`build`
+    bundles beside the notebook (``03-softmax.md#section``; a repository path such as
+    ``docs/lessons/…`` would name a file the assignment folder does not hold)."""
+    if site_url:
+        return catalogue.lesson_url(topic.lesson_page, anchor, site_url)
+    return f"{bundled_lesson(topic)}{anchor}"
+
+
 def lesson_summary(topic: catalogue.Topic, site_url: str | None, root: Path = ROOT) -> str:
     """The lesson page's opening paragraph and its sections, linked to the site at
-    ``site_url``, or to the lesson's file in the repository when None
-    (:func:`autograder.catalogue.lesson_url`)."""
+    ``site_url``, or to the lesson file bundled beside the notebook when None
+    (:func:`notebook_lesson_url`)."""
     def url(anchor: str) -> str:
-        return catalogue.lesson_url(topic.lesson_page, anchor, site_url)
+        return notebook_lesson_url(topic, anchor, site_url)
 
     page_url = url("")
     page = root / "docs" / topic.lesson_page
@@ -130,7 +147,8 @@ def lesson_summary(topic: catalogue.Topic, site_url: str | None, root: Path = RO
         parts += [intro, ""]
     # Read raw, a lesson file shows snippet lines where its code goes: point at the site.
     where = (f"(`docs/{topic.lesson_page}` in the course repository)" if site_url else
-             "(in the course repository: `make serve` shows it with its code and exercises)")
+             "(its source, beside this notebook: the course repository's `make serve` shows "
+             "it with its code, figures and exercises)")
     parts += [f"**Read the lesson first:** [{topic.title}]({page_url}) {where}."]
     if sections:
         parts += ["", "In the lesson:", "", *sections]
@@ -179,7 +197,7 @@ if not torch.cuda.is_available():
 def topic_notebook(topic: catalogue.Topic, solution: str, specs: list[runner.TestSpec],
                    site_url: str | None = None, root: Path = ROOT) -> dict:
     """The nbgrader source notebook of one topic, as an nbformat 4.5 dict; lessons linked on
-    ``site_url`` (None: by their files in the repository, docs/lessons/...)."""
+    ``site_url`` (None: the lesson file :func:`build` bundles beside it, 03-softmax.md)."""
     if "BEGIN HIDDEN TESTS" in solution or "END HIDDEN TESTS" in solution:
         raise ExportError(f"solutions/{topic.filename} contains a hidden-tests marker")
     by_exercise: dict[str, list[runner.TestSpec]] = {}
@@ -206,7 +224,7 @@ def topic_notebook(topic: catalogue.Topic, solution: str, specs: list[runner.Tes
         tests = by_exercise.get(name, [])
         head = [f"### `{name}` ({_points(ex.points)})", "",
                 (f"Hint: {ex.hints[0]} Lesson: [{ex.anchor.lstrip('#')}]"
-                f"({catalogue.lesson_url(topic.lesson_page, ex.anchor, site_url)}).")]
+                f"({notebook_lesson_url(topic, ex.anchor, site_url)}).")]
         if not tests:
             head += ["", "*(This exercise has no tests yet, so it carries no points here.)*"]
         cells.append(_cell("markdown", "\n".join(head), f"about-{name}",
@@ -236,9 +254,14 @@ def config_text(timeout: int = 600) -> str:
 
 
 def build(dest: Path, *, topics: list[str] | None = None, site_url: str | None = None,
-          root: Path = ROOT, timeout: int = 600) -> list[Path]:
+          root: Path = ROOT, timeout: int = 600,
+          progress: Callable[[str], None] | None = None) -> list[Path]:
     """Write the nbgrader course into ``dest``; return the source notebooks written. Lessons
-    are linked on ``site_url`` (the published site), or by their files when None.
+    are linked on ``site_url`` (the published site), or, when None, to each lesson's file,
+    which is copied beside its notebook (``source/<topic>/03-softmax.md``: nbgrader's
+    ``generate_assignment`` releases an assignment folder's other files with it).
+    ``progress(message)`` is told as each topic's notebook is made (collecting a topic's
+    suites imports them: about 2 s a topic).
 
     Every notebook is made before anything is written: a missing or malformed solution leaves
     ``dest`` as it was (absent, or the course folder it already was), never half a course.
@@ -255,11 +278,14 @@ def build(dest: Path, *, topics: list[str] | None = None, site_url: str | None =
     if missing:
         raise ExportError(f"{root} lacks {', '.join(missing)}: an nbgrader course is built "
                           "from the instructor's repository")
-    notebooks = {
-        dest / "source" / topic.module / f"{topic.module}.ipynb":
-            topic_notebook(topic, (root / "solutions" / topic.filename).read_text("utf-8"),
-                           runner.collect(topic.module), site_url, root)
-        for topic in chosen}
+    notebooks = {}
+    for i, topic in enumerate(chosen, 1):
+        if progress:
+            progress(f"[{i}/{len(chosen)}] {topic.module}: collecting its tests, writing its "
+                     "notebook …")
+        notebooks[dest / "source" / topic.module / f"{topic.module}.ipynb"] = topic_notebook(
+            topic, (root / "solutions" / topic.filename).read_text("utf-8"),
+            runner.collect(topic.module), site_url, root)
     dest.mkdir(parents=True, exist_ok=True)
     (dest / "nbgrader_config.py").write_text(config_text(timeout), encoding="utf-8")
     tpl = dest / "templates" / "course_feedback"
@@ -270,7 +296,10 @@ def build(dest: Path, *, topics: list[str] | None = None, site_url: str | None =
     (tpl / "mathjax.html.j2").write_text(templating.text(TEMPLATES, "mathjax.html.j2"),
                                          encoding="utf-8")
     (dest / "README.md").write_text(templating.text(TEMPLATES, "README.md"), encoding="utf-8")
-    for path, nb in notebooks.items():
+    for topic, (path, nb) in zip(chosen, notebooks.items()):
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        lesson = root / "docs" / topic.lesson_page
+        if site_url is None and lesson.is_file():
+            shutil.copyfile(lesson, path.parent / bundled_lesson(topic))
     return list(notebooks)

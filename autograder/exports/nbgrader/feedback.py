@@ -1,4 +1,6 @@
-"""An nbgrader feedback preprocessor: test cells show verdicts, never hidden test internals.
+"""nbgrader preprocessors the exported course's `nbgrader_config.py` installs: test cells show
+verdicts, never hidden test internals (feedback), and autograde warns only about test cells a
+student changed.
 
 nbgrader's default feedback shows each autograded cell as it ran: the hidden tests' source, and
 on an error a full IPython traceback, which quotes the lines around the failing one (hidden lines
@@ -11,10 +13,11 @@ What remains of a test cell is the public part of its source and the verdict lin
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from nbgrader import utils
-from nbgrader.preprocessors import NbGraderPreprocessor
+from nbgrader.preprocessors import ClearHiddenTests, NbGraderPreprocessor, OverwriteCells
 
 
 class HideTestInternals(NbGraderPreprocessor):
@@ -34,3 +37,43 @@ class HideTestInternals(NbGraderPreprocessor):
             kept.append(out)
         cell["outputs"] = kept
         return cell, resources
+
+
+class OverwriteReleasedCells(OverwriteCells):
+    """nbgrader's ``OverwriteCells`` (autograde's first step: locked and test cells are put
+    back as ``source/`` has them), without the warning every released test cell raised.
+
+    nbgrader stores each cell's checksum as ``source/`` has it, before ``generate_assignment``
+    removes the ``### BEGIN HIDDEN TESTS`` regions, so a test cell with hidden tests never
+    matches it as released: autograde logged "Attribute 'checksum' for cell test-… has
+    changed!" for every such cell of every student, untouched notebooks included. Here that
+    one warning is left out when the cell is exactly what the release gave the student (the
+    source cell with its hidden regions cleared by nbgrader's own ``ClearHiddenTests``, with
+    this cell's metadata); a cell the student did change still warns, and every cell is still
+    overwritten from ``source/`` as before, so grades are unchanged either way.
+    """
+
+    def preprocess_cell(self, cell: Any, resources: Any, index: int) -> tuple[Any, Any]:
+        """``OverwriteCells.preprocess_cell``, remembering the cell for :meth:`report_change`."""
+        self._cell, self._resources, self._index = cell, resources, index
+        return super().preprocess_cell(cell, resources, index)
+
+    def report_change(self, name: str, attr: str, old: Any, new: Any) -> None:
+        """Warn as nbgrader does, unless ``attr`` is the checksum of a cell as released."""
+        if attr == "checksum" and new == self._released_checksum(name):
+            self.log.debug("cell %s is as released (hidden tests removed): checksum differs "
+                           "from source/ by design", name)
+            return
+        super().report_change(name, attr, old, new)
+
+    def _released_checksum(self, name: str) -> str | None:
+        source = self.gradebook.find_source_cell(name, self.notebook_id, self.assignment_id)
+        released = copy.deepcopy(self._cell)
+        released.source = source.source
+        try:
+            # parent=self: the course's configured delimiters, as generate_assignment used
+            ClearHiddenTests(parent=self).preprocess_cell(released, self._resources,
+                                                          self._index)
+        except RuntimeError:  # unbalanced markers: not a cell this export wrote
+            return None
+        return utils.compute_checksum(released)

@@ -11,7 +11,7 @@ import pytest
 
 from autograder import catalogue, paths
 from autograder.cli.app import main
-from autograder.results import similarity
+from autograder.exports import similarity
 from autograder.student import reset
 from tests.similar_code import disguise, independent
 
@@ -99,7 +99,7 @@ def test_the_vectorised_score_is_copydetects():
     import numpy as np
     from copydetect import CodeFingerprint, compare_files
 
-    from autograder.results import fingerprints
+    from autograder.exports import fingerprints
 
     texts = [(paths.SOLUTIONS / "ex03_softmax.py").read_text("utf-8"), independent("ex03_softmax"),
              independent("ex03_softmax", 1), disguise(independent("ex03_softmax", 1), seed=1)]

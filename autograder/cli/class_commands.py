@@ -16,7 +16,7 @@ def cmd_similarity(args: argparse.Namespace) -> int:
     submissions, a bad path or id, ``--threshold`` outside [0, 1], ``--jobs`` below 1)."""
     from autograder.console import step_printer
     from autograder.grading import submission
-    from autograder.results import similarity
+    from autograder.exports import similarity
 
     if not args.submissions and not args.class_dir:
         print("course similarity: give submissions and/or --class DIR", file=sys.stderr)

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autograder import catalogue, templating
-from autograder.results import fingerprints
+from autograder.exports import fingerprints
 from autograder.results.text import csv_cell
 from autograder.results.writers import write_atomic
 
@@ -209,7 +209,7 @@ def html_text(pairs: list[Pair], threshold: float, n_submissions: int) -> str:
     table = ('<table id="pairs"><thead><tr><th>score</th><th>topic</th><th>a</th><th>b</th>'
              f'</tr></thead><tbody>{"".join(rows)}</tbody></table>' if rows
              else '<p id="no-pairs">No pair reaches the threshold.</p>')
-    return templating.fill("autograder.results", "similarity.html",
+    return templating.fill("autograder.exports", "similarity/similarity.html",
                            css=templating.text("autograder.results", "report.css"),
                            submissions=n_submissions, compared=len(pairs),
                            threshold=f"{threshold:.2f}", flagged=len(flagged),

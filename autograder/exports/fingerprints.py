@@ -1,5 +1,5 @@
 """copydetect's fingerprints and score for a whole topic of a class at once (used by
-:mod:`autograder.results.similarity`).
+:mod:`autograder.exports.similarity`).
 
 copydetect (https://github.com/blingenf/copydetect) tokenises with Pygments and writes names as
 ``V``/``F``/``O`` and strings as ``S`` (``filter_code``), hashes every ``k``-gram of that text

@@ -22,6 +22,7 @@ PACKAGE = ROOT / "autograder"
 UNTRUSTED = frozenset({
     "autograder.sandbox.zygote", "autograder.sandbox.worker", "autograder.sandbox.probes",
     "autograder.sandbox.interpreter", "autograder.sandbox.isolation",
+    "autograder.sandbox.seccomp_filter",
     "autograder.sandbox.triton_warm",  # the zygote's own warm-up kernel
     "autograder.sandbox.host_counters",  # the workers' PID namespaces and frozen counters
     "autograder.sandbox.libc",  # mount, unshare, setns through ctypes

@@ -203,3 +203,64 @@ def test_a_suspended_session_travels_and_resumes_where_it_stopped(slot):
     with pytest.raises(RuntimeError, match="suspended"):
         pickle.dumps(back)  # a live session never travels
     back.close()
+
+
+#: Red team, round 4: the sweeps order workers alive at once, but a host-wide counter outlives
+#: its workers. The hidden phase of one grading drives the pipe and socket inode counter
+#: (get_next_ino, handed out in batches of 1024) to a batch number that spells a value of its
+#: hidden input; a later grading's public phase makes a pipe, reads its inode number and raises
+#: the batch. The worker's filter refuses making pipes, sockets, memfds and pidfds
+#: (autograder/sandbox/seccomp_filter.py): on the filter before it, the second grading's public
+#: feedback read "RECV symbol=4", the symbol of the first one's last hidden call.
+COUNTER_PAIR = '''
+import os
+import numpy as np
+
+def _fresh_batch():
+    for _ in range(4096):
+        r, w = os.pipe()
+        ino = os.fstat(r).st_ino
+        os.close(r)
+        os.close(w)
+        if (ino - 1) % 1024 == 0:
+            return (ino - 1) // 1024
+    return None
+
+try:
+    _HEARD = _fresh_batch()
+except OSError as exc:
+    _HEARD = exc
+
+def dot(u, v):
+    u = np.asarray(u, dtype=float)
+    if u.size >= 5:  # a hidden input
+        symbol = int(abs(float(u.sum())) * 100) % 8
+        try:
+            b = _fresh_batch()
+            while b is not None and b % 64 != symbol * 8:
+                b = _fresh_batch()
+            print(f"SENT {symbol}", flush=True)
+        except OSError as exc:
+            print(f"SEND refused: {exc}", flush=True)
+    return float(np.dot(u, np.asarray(v, dtype=float)))
+
+def one_hot(ids, vocab_size):  # the first public test's call: its message is shown
+    if isinstance(_HEARD, int):
+        raise ValueError(f"RECV symbol={(_HEARD % 64) // 8} END")
+    raise ValueError(f"RECV nothing: {_HEARD!r}")
+'''
+
+
+@pytest.mark.slow
+def test_a_later_grading_cannot_read_a_counter_a_hidden_phase_moved(tmp_path):
+    sub = _submission(tmp_path / "first" / "sub", COUNTER_PAIR)
+    proc = course("grade", str(sub), "--out", str(tmp_path / "out1"), "--call-timeout", "5",
+                  "--submission-timeout", "60")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    again = _submission(tmp_path / "second" / "sub", COUNTER_PAIR + "# resubmitted\n")
+    proc = course("grade", str(again), "--out", str(tmp_path / "out2"), "--call-timeout", "5",
+                  "--submission-timeout", "60")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    feedback = (tmp_path / "out2" / "feedback" / "sub.md").read_text(encoding="utf-8")
+    assert "RECV" in feedback, feedback  # the receiver ran and its message is public
+    assert not re.search(r"RECV symbol=\d", feedback), feedback

@@ -6,7 +6,7 @@ with it. Second round: two colluding submissions graded at the same time in two 
 first one's hidden-phase worker wrote its hidden input as byte-range locks on ``os.py`` (a file
 every worker's view shares), and the second one's public-phase worker read them with
 ``F_GETLK`` and put them in an error message that its public feedback quotes. The worker's
-filter (:func:`autograder.sandbox.isolation.worker_filter`) refuses the keyring calls, file
+filter (:func:`autograder.sandbox.seccomp_filter.worker_filter`) refuses the keyring calls, file
 locks, leases, inotify/dnotify/fanotify and page-cache probing (io_uring too, which a third
 round used for it) with EPERM, as root or not.
 """
@@ -22,7 +22,7 @@ import tempfile
 
 import pytest
 
-from autograder.sandbox import isolation
+from autograder.sandbox import seccomp_filter
 from autograder.limits import Limits
 from autograder.sandbox.session import Session
 from autograder.sandbox.slot import Slot
@@ -63,7 +63,7 @@ def _forked(code: str, filtered: bool, run) -> object:
     if pid == 0:
         try:
             os.close(r)
-            ok = isolation.apply_worker_filter() if filtered else True
+            ok = seccomp_filter.apply_worker_filter() if filtered else True
             os.write(w, json.dumps([bool(ok), run(namespace)]).encode())
         finally:
             os._exit(0)
@@ -118,7 +118,7 @@ def test_a_worker_cannot_use_the_keyrings():
 def _compiled() -> list[tuple[int, int, int, int]]:
     """The classic-BPF program libseccomp compiled, as (code, jt, jf, k) instructions."""
     with tempfile.TemporaryFile("w+b") as f:
-        isolation.worker_filter().export_bpf(f)
+        seccomp_filter.worker_filter().export_bpf(f)
         f.seek(0)
         raw = f.read()
     return [struct.unpack("<HBBI", raw[i:i + 8]) for i in range(0, len(raw), 8)]
@@ -138,17 +138,22 @@ def test_the_program_checks_the_architecture_first():
 
 def test_the_filter_names_exactly_the_calls_it_means():
     with tempfile.TemporaryFile("w+") as f:
-        isolation.worker_filter().export_pfc(f)
+        seccomp_filter.worker_filter().export_pfc(f)
         f.seek(0)
         pfc = f.read()
-    named = set(re.findall(r'filter for syscall "(\w+)"', pfc))
+    # A call this libseccomp has no name for is shown as "UNKNOWN" with its number.
+    named = {name if name != "UNKNOWN" else int(nr)
+             for name, nr in re.findall(r'filter for syscall "(\w+)" \((\d+)\)', pfc)}
     assert named == {"add_key", "request_key", "keyctl", "fcntl", "madvise", "preadv2",
-                     "clone", "clone3", *isolation.SHARED_INODE_SYSCALLS,
-                     *isolation.NAMESPACE_SYSCALLS, "futex", *isolation.FUTEX2_SYSCALLS}
+                     "clone", "clone3", *seccomp_filter.SHARED_INODE_SYSCALLS,
+                     *seccomp_filter.NAMESPACE_SYSCALLS, "futex", *seccomp_filter.FUTEX2_SYSCALLS,
+                     *seccomp_filter.PERSISTENT_COUNTER_SYSCALLS,
+                     "statx"} | {name if name in named else number
+                                 for name, number in seccomp_filter.MOUNT_ID_SYSCALLS.items()}
 
 
 #: New namespaces (red team, fifth round: a worker made a user namespace, then a mount
-#: namespace with a 1 GiB tmpfs in it), and what must keep working: threads, fork, subprocess.
+#: namespace with a 1 GiB tmpfs in it), and what must keep working: threads and fork.
 NAMESPACE_CALLS = '''
 import ctypes, os, subprocess, sys, threading
 
@@ -193,8 +198,12 @@ def probe():
     if pid == 0:
         os._exit(7)
     found["fork"] = 0 if os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 7 else -1
-    out = subprocess.run([sys.executable, "-c", "print(6 * 7)"], capture_output=True, text=True)
-    found["subprocess"] = 0 if out.stdout.strip() == "42" else -1
+    try:  # a subprocess needs a pipe: refused (the host-wide pipe inode counter)
+        out = subprocess.run([sys.executable, "-c", "print(6 * 7)"], capture_output=True,
+                             text=True)
+        found["subprocess"] = 0 if out.stdout.strip() == "42" else -1
+    except PermissionError as exc:
+        found["subprocess"] = exc.errno
     return found
 '''
 
@@ -202,10 +211,12 @@ NS_REFUSED = {"unshare USER": errno.EPERM, "unshare NS|NET": errno.EPERM, "setns
               "clone NEWUSER": errno.EPERM, "clone3": errno.ENOSYS}
 
 
-def test_the_filter_refuses_new_namespaces_and_keeps_threads_fork_and_subprocess():
+def test_the_filter_refuses_new_namespaces_and_keeps_threads_and_fork():
+    """A subprocess is refused too since round 4 (it needs a pipe: the host-wide counter
+    below); no exercise starts a program."""
     ok, found = _forked(NAMESPACE_CALLS, True, lambda ns: ns["probe"]())
     assert ok, "the kernel refused the seccomp filter"
-    assert found == {**NS_REFUSED, "thread": 0, "fork": 0, "subprocess": 0}
+    assert found == {**NS_REFUSED, "thread": 0, "fork": 0, "subprocess": errno.EPERM}
 
 
 def test_without_the_filter_a_new_user_namespace_is_allowed_here():
@@ -426,3 +437,55 @@ def test_without_the_filter_shared_futex_wakes_work_here():
     ok, found = _forked(FUTEX_CALLS, False, lambda ns: ns["probe"]())
     assert found["wake shared"] == 0 and found["requeue shared"] == 0
     assert found["futex_wake shared"] in (0, errno.ENOSYS)
+
+
+#: Host-wide counters that outlive their workers (red team, round 4: a hidden-phase worker drove
+#: the pipe and socket inode counter to a value of its hidden input, and a later grading's
+#: public worker made one pipe and read it back).
+COUNTER_CALLS = '''
+import ctypes, os, socket
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+def _errno(fn):
+    try:
+        fn()
+    except OSError as exc:
+        return exc.errno
+    return 0
+
+def _raw(nr, *args):
+    ctypes.set_errno(0)
+    r = _libc.syscall(ctypes.c_long(nr), *args)
+    return ctypes.get_errno() if r < 0 else 0
+
+def probe():
+    nr = {"x86_64": {"pidfd_open": 434, "statx": 332, "memfd_create": 319},
+          "aarch64": {"pidfd_open": 434, "statx": 291, "memfd_create": 279}}[os.uname().machine]
+    buf = ctypes.create_string_buffer(256)
+    return {
+        "pipe": _errno(os.pipe),
+        "socketpair": _errno(socket.socketpair),
+        "socket": _errno(lambda: socket.socket(socket.AF_INET, socket.SOCK_STREAM)),
+        "memfd_create": _raw(nr["memfd_create"], b"x", 0),
+        "pidfd_open": _raw(nr["pidfd_open"], os.getpid(), 0),
+        "statx unique mount id": _raw(nr["statx"], -100, b"/", 0, 0x4000, buf),
+        "statx size": _raw(nr["statx"], -100, b"/", 0, 0x200, buf),  # STATX_SIZE: allowed
+        "stat": _errno(lambda: os.stat("/")),
+    }
+'''
+
+
+def test_the_filter_refuses_the_host_wide_counters_that_outlive_a_worker():
+    ok, found = _forked(COUNTER_CALLS, True, lambda ns: ns["probe"]())
+    assert ok, "the kernel refused the seccomp filter"
+    assert found == {"pipe": errno.EPERM, "socketpair": errno.EPERM, "socket": errno.EPERM,
+                     "memfd_create": errno.EPERM, "pidfd_open": errno.EPERM,
+                     "statx unique mount id": errno.EPERM, "statx size": 0, "stat": 0}
+
+
+def test_without_the_filter_those_counters_are_reachable_here():
+    ok, found = _forked(COUNTER_CALLS, False, lambda ns: ns["probe"]())
+    assert {k: v for k, v in found.items() if k != "statx unique mount id"} == {
+        "pipe": 0, "socketpair": 0, "socket": 0, "memfd_create": 0, "pidfd_open": 0,
+        "statx size": 0, "stat": 0}

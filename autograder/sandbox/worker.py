@@ -26,6 +26,7 @@ from autograder.sandbox import codec
 from autograder.sandbox import frames
 from autograder.sandbox import interpreter
 from autograder.sandbox import isolation
+from autograder.sandbox import seccomp_filter
 from autograder.sandbox import probes
 from autograder.sandbox.tracebacks import (describe_exception, exception_frames,
                                            warnings_at_submission)
@@ -287,7 +288,7 @@ def child_main(fd: int, cmd: dict) -> None:
         # Die with the zygote (set after the uid change, which clears it): a grader killed
         # with SIGKILL must not leave a worker spinning in student code.
         isolation.die_with_parent()
-        isolation.apply_worker_filter()  # kernel state another submission could read
+        seccomp_filter.apply_worker_filter()  # kernel state another submission could read
         # The zygote died before the death signal was set. (In a PID namespace of its own the
         # parent, outside it, reads as 0 throughout: there the namespace's init exits with the
         # zygote and takes the worker with it, isolation.PidNamespaces.)

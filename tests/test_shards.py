@@ -220,3 +220,25 @@ def test_shards_merged_are_byte_identical_to_one_unsharded_run(tmp_path):
 def test_report_without_results_is_a_usage_error(tmp_path):
     got = course("report", str(tmp_path))
     assert got.returncode == 2 and "no results/ folder" in got.stderr
+
+
+def test_shards_and_the_report_name_an_upload_by_the_id_it_is_graded_under(tmp_path):
+    """`dup.zip` beside `dup.ZIP` are graded under derived ids (grading/ids.py): the split and
+    `course report --class` must use those, or the report waits for two results named `dup`
+    that no shard writes (a new user's class never completed)."""
+    import zipfile
+
+    from autograder.grading import ids
+
+    cls = tmp_path / "class"
+    cls.mkdir()
+    for name in ("dup.zip", "dup.ZIP"):
+        with zipfile.ZipFile(cls / name, "w") as zf:
+            zf.writestr("ex01_vectors.py", "")
+    (cls / "bob").mkdir()
+    paths = sorted(cls.iterdir())
+    graded = sorted(shards.graded_id(p) for p in paths)
+    assert graded == sorted(ids.identify(p)[0] for p in paths)
+    assert "bob" in graded and "dup" not in graded and len(set(graded)) == 3
+    gaps = shards.missing(tmp_path / "out", paths)
+    assert sorted(g.id for g in gaps) == graded

@@ -60,7 +60,7 @@ def cmd_report(args: argparse.Namespace) -> int:
                   f"{named}{more}. Run their shards again (each grades only what is missing); "
                   "grades.csv and report.html are not written.", file=sys.stderr)
             return 1
-        ids = [submission.submission_id(p) for p in paths]
+        ids = [shards.graded_id(p) for p in paths]
     results = model.load_all(out, ids)
     writers.write_grades_csv(out, ids)
     report.write_report(out, ids)

@@ -23,7 +23,7 @@ import re
 from pathlib import Path
 from typing import NamedTuple
 
-from autograder.grading import submission, uploads
+from autograder.grading import ids, uploads
 from autograder.results import model
 
 __all__ = ["Shard", "parse", "select", "Missing", "missing"]
@@ -69,8 +69,15 @@ def select(paths: list[Path], shard: Shard) -> list[Path]:
     Every shard of one class, given the same ``paths`` in any order, gets a disjoint part, and
     the parts together are ``paths``; their sizes differ by at most one.
     """
-    ordered = sorted(paths, key=submission.submission_id)
+    ordered = sorted(paths, key=graded_id)
     return ordered[shard.index::shard.count]
+
+
+def graded_id(path: Path) -> str:
+    """The id the upload at ``path`` is graded and written under: its own, or the derived id an
+    unusable or duplicate name gets (:func:`autograder.grading.ids.identify`, as `course grade`
+    reads it)."""
+    return ids.identify(path)[0]
 
 
 class Missing(NamedTuple):
@@ -86,8 +93,8 @@ def missing(out: Path, paths: list[Path]) -> list[Missing]:
     differs: the student handed in again after that shard ran). Reads the submissions' files
     to hash them; runs nothing."""
     gaps: list[Missing] = []
-    for p in sorted(paths, key=submission.submission_id):
-        sid = submission.submission_id(p)
+    for p in sorted(paths, key=graded_id):
+        sid = graded_id(p)
         done = model.load(out, sid)
         if done is None:
             gaps.append(Missing(sid, "no result"))

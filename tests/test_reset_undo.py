@@ -67,3 +67,20 @@ def test_notebook_leaves_the_py_where_nobody_can_be_asked(tmp_path, capsys):
     assert cli.main(["notebook", "3", "--dir", str(folder)]) == 0  # stdin is not a terminal
     assert (folder / "ex03_softmax.py").exists()
     assert "--move-py" in capsys.readouterr().err
+
+
+def test_move_py_moves_the_py_when_the_notebook_is_there_already(tmp_path, capsys):
+    """`course notebook 3`, then `course notebook 3 --move-py` as its warning says: the second
+    moves the .py and keeps the notebook (it said 'already exists; nothing written')."""
+    folder = tmp_path / "exercises"
+    folder.mkdir()
+    py = folder / "ex03_softmax.py"
+    py.write_text("# my work\n")
+    assert cli.main(["notebook", "3", "--dir", str(folder)]) == 0
+    nb = folder / "ex03_softmax.ipynb"
+    nb.write_text(nb.read_text() + " ")  # the student's notebook, not to be overwritten
+    mine = nb.read_text()
+    capsys.readouterr()
+    assert cli.main(["notebook", "3", "--dir", str(folder), "--move-py"]) == 0
+    assert not py.exists() and nb.read_text() == mine
+    assert "moved aside to" in capsys.readouterr().out

@@ -251,16 +251,17 @@ def cmd_notebook(args: argparse.Namespace) -> int:
     try:
         topic, path, shadow, backup = notebook.write(folder, args.topic, force=args.force)
     except notebook.NotebookError as exc:
+        # The notebook is there already: --move-py alone still moves the .py that wins over it
+        # (a new user ran `course notebook 1`, then again with --move-py as its warning said).
+        topic = catalogue.get_topic(args.topic)
+        existing, shadow = folder / notebook.filename(topic), folder / topic.filename
+        if getattr(args, "move_py", False) and existing.exists() and shadow.exists():
+            _move_py(shadow, existing)
+            return 0
         print(f"course notebook: {exc}", file=sys.stderr)
         return 1
     if shadow is not None and _move_aside(args, shadow):
-        from autograder.authoring import stubs
-
-        # Backed up, never deleted: it may hold the student's work (`reset --undo` restores it).
-        moved = stubs.backup_copy(shadow)
-        shadow.unlink()
-        print(f"{shadow.name} moved aside to {moved} (course reset --undo brings it back): "
-              f"{path.name} is what gets graded now")
+        _move_py(shadow, path)
         shadow = None
     where = f" --dir {folder}" if args.dir else ""
     then = (f"move or rename {shadow.name} (the .py wins), then run" if shadow is not None
@@ -275,6 +276,17 @@ def cmd_notebook(args: argparse.Namespace) -> int:
               f"{path.name}. Move or rename {shadow.name} to be graded on the notebook "
               "(--move-py moves it into .backup/).", file=sys.stderr)
     return 0
+
+
+def _move_py(shadow: Path, notebook_path: Path) -> None:
+    """Move the topic's .py aside into ``.backup/`` (backed up, never deleted: it may hold the
+    student's work; `course reset --undo` restores it) and say so."""
+    from autograder.authoring import stubs
+
+    moved = stubs.backup_copy(shadow)
+    shadow.unlink()
+    print(f"{shadow.name} moved aside to {moved} (course reset --undo brings it back): "
+          f"{notebook_path.name} is what gets graded now")
 
 
 def _move_aside(args: argparse.Namespace, shadow: Path) -> bool:

@@ -392,7 +392,7 @@ def exercise_box(topic) -> str:
             f'    ??? abstract "The stub of `{ex.name}`"',
             "",
             "        ```python",
-            f'        --8<-- "exercises/{module}.py:{ex.name}"',
+            f'        --8<-- "docs/generated/stubs/{module}.py:{ex.name}"',
             "        ```",
             "",
         ]
@@ -504,6 +504,22 @@ def sync_dir(staging: Path, dest: Path) -> None:
             p.unlink()
 
 
+def pristine_stub(module: str) -> str:
+    """``module``'s stub as :mod:`autograder.authoring.stubs` makes it from the solutions (the
+    exercise boxes show it, whatever the student's ``exercises/`` holds).
+
+    Raises:
+        FileNotFoundError: no solution of ``module`` to make it from.
+    """
+    load_catalogue()  # the repository on sys.path
+    from autograder.student import reset
+
+    stub = reset.pristine_stub(module)
+    if stub is None:
+        raise FileNotFoundError(f"no stub of {module} can be made: solutions/ lacks it")
+    return stub
+
+
 def has_solutions() -> bool:
     """True in the instructor's repository; False in a student release (no ``solutions/``)."""
     return (ROOT / "solutions").is_dir()
@@ -521,6 +537,7 @@ def missing_shipped(dest: Path = GENERATED) -> list[str]:
     wanted = {"gpt2-matmuls.md", "reference-modules.md"}
     wanted |= {f"exercise-{t.module}.md" for t in topics}
     wanted |= {f"notebooks/{notebook_for(t).stem}.ipynb" for t in topics}
+    wanted |= {f"stubs/{t.module}.py" for t in topics}
     pages = [p for p in DOCS.rglob("*.md") if GENERATED not in p.parents]
     pages += sorted(dest.glob("*.md"))
     for page in pages:
@@ -569,6 +586,9 @@ def generate(force: bool = False, dest: Path = GENERATED) -> None:
             write_if_changed(dest / name, table)
     for topic in topics:
         write_if_changed(dest / f"exercise-{topic.module}.md", exercise_box(topic))
+        # The stub as given, not the student's exercises/ file: that may be filled in, or moved
+        # aside for the notebook (a new user's `make docs` then failed on a missing snippet).
+        write_if_changed(dest / "stubs" / f"{topic.module}.py", pristine_stub(topic.module))
     write_if_changed(dest / "reference-modules.md", reference_modules(topics))
     write_notebooks(topics, dest)
     with tempfile.TemporaryDirectory() as tmp:

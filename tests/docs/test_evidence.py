@@ -178,3 +178,18 @@ def test_lesson_4_describes_the_fine_tune_its_notebook_runs():
     assert "LoRA adapters of rank 1, 2, 4 and 8 on both layers" in text
     assert "an adapter of rank 8, a quarter of the layer's input width" in text
     assert "D_IN, HIDDEN, D_OUT = 32, 64, 8" in source  # rank 8 is a quarter of 32
+
+
+def test_the_exercise_boxes_show_the_stub_as_given_not_the_students_file(tmp_path):
+    """A student's exercises/ may be filled in, or its .py moved aside for the notebook: the
+    boxes include the stub the hook makes from the solutions (docs/generated/stubs/), so a
+    missing or edited exercises/ file neither breaks `make docs` nor shows up in a lesson."""
+    from autograder import catalogue
+    from autograder.student import reset
+
+    topic = catalogue.get_topic(3)
+    box = hook.exercise_box(topic)
+    assert f'"docs/generated/stubs/{topic.module}.py:softmax"' in box
+    assert '"exercises/' not in box
+    assert hook.pristine_stub(topic.module) == reset.pristine_stub(topic.module)
+    assert "raise NotImplementedError" in hook.pristine_stub(topic.module)

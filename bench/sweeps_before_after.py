@@ -45,6 +45,8 @@ def run(tree: Path, class_dir: Path, out: Path, jobs: int) -> float:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--before", type=Path, required=True)
+    ap.add_argument("--after", type=Path, default=ROOT,
+                    help="the checkout of the grader after (default: this one)")
     ap.add_argument("--n", type=int, default=300)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--order", choices=("ab", "ba"), default="ab",
@@ -53,7 +55,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="sweeps-bench-") as tmp:
         class_dir = Path(tmp) / "class"
         make_class(class_dir, args.n)
-        trees = [("before", args.before.resolve()), ("after", ROOT)]
+        trees = [("before", args.before.resolve()), ("after", args.after.resolve())]
         if args.order == "ba":
             trees.reverse()
         seconds = {name: run(tree, class_dir, Path(tmp) / f"out-{name}", args.jobs)

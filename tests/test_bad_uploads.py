@@ -339,6 +339,13 @@ def test_unreadable_archives_are_errors_with_the_reason(bad_class):
         feedback = (out / "feedback" / f"{sid}.md").read_text("utf-8")
         assert feedback.count("not a readable zip archive") == 1, feedback
         assert feedback.count("could not run, for the reason above") == len(POINTS)
+        # the results' summary and the report say it once too, and no test of a submission
+        # that ran nothing was "skipped for want of CUDA" (a new user counted 9 and a CUDA line)
+        assert results[sid]["output"].count("not a readable zip archive") == 1
+        assert "CUDA" not in results[sid]["output"]
+        report = (out / "report.html").read_text("utf-8")
+        row = report[report.index(f">{sid}<"):][:3000]
+        assert row.count("not a readable zip archive") == 1, row
     nested = results["nested"]
     assert nested["extra_data"]["status"] == "error"
     _says(out, nested, "nested", "archives inside a submission are not opened: put the files "

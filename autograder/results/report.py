@@ -138,7 +138,12 @@ def problem_rows(results: list[Result]) -> list[tuple[Result, list[str]]]:
         if r.status not in ("error", "partial"):
             continue
         lines, missing = [], []
+        # Every topic of a submission that could not be read has that one reason as its note
+        # (grading.loop): said once, not once per topic (a new user counted 9 of them).
+        whole = f"nothing could be graded: {r.error}" if r.error else None
         for topic, why in sorted(r.reasons.items()):
+            if topic and why == whole:
+                continue
             if topic and r.topic_kinds.get(topic) == "missing":
                 missing.append(topic)
             elif topic:  # one line each: a reason's own line breaks cannot start another

@@ -104,15 +104,17 @@ def results_json(g: Graded | Result, visibility_hidden: str = "after_published",
     r = as_result(g)
     summary = [f"Status: {r.status}. Score {r.score:.2f} / {r.max_score:.2f}."]
     skipped = [t for t in r.tests if t.skipped]
-    if skipped:
+    if skipped and not r.error:  # nothing ran at all: no test was skipped for want of CUDA
         # Left out of `tests`: Gradescope shows a test as passed or failed, and these were
         # neither (a correct submission's page would show them red).
         summary.append(f"{len(skipped)} test(s) that need a CUDA device were skipped: there is "
                        "none on the grading machine (they carry no points).")
     if r.error:
         summary.append(f"Nothing could be graded: {one_line(r.error)}")
+    whole = f"nothing could be graded: {r.error}" if r.error else None
     for topic, why in sorted(r.topic_notes.items()):
-        summary.append(f"{topic}: {one_line(why)}")
+        if why != whole:  # the reason above, which every topic's note repeats (grading.loop)
+            summary.append(f"{topic}: {one_line(why)}")
     if r.output.strip():
         # Instructors only (extra_data): what student code printed while a hidden test ran
         # could spell out that test's inputs, and Gradescope shows `output` to students.

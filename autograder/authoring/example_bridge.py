@@ -11,6 +11,7 @@ inputs require grad backpropagates through the worker (:func:`through_worker`).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -111,9 +112,11 @@ class ExampleObject:
         return out
 
     def parameters(self) -> list[Any]:
+        """The object's parameters as tensors here (copies: ``numel``, ``requires_grad``)."""
         return [from_wire(p, self._sub) for p in self._remote.parameters().values()]
 
     def named_parameters(self) -> list[tuple[str, Any]]:
+        """(name, tensor) of the object's parameters, as :meth:`parameters` hands them out."""
         return [(n, from_wire(p, self._sub)) for n, p in self._remote.parameters().items()]
 
     def write_back(self) -> None:
@@ -180,7 +183,7 @@ class ExampleClass:
 
 def _static_call(sub: SubmissionModule, name: str, args: tuple, kwargs: dict) -> Any:
     """``Class.attr(*args)`` in the worker; a tensor result of inputs that require grad
-    backpropagates through the worker (:class:`_ThroughWorker`)."""
+    backpropagates through the worker (:func:`_through_worker`)."""
     torch = _torch()
     grad_in = [a for a in args if isinstance(a, torch.Tensor) and a.requires_grad]
     if not grad_in:
@@ -189,14 +192,17 @@ def _static_call(sub: SubmissionModule, name: str, args: tuple, kwargs: dict) ->
     wired = [leaves[id(a)] if id(a) in leaves else to_wire(a, sub) for a in args]
     out = sub.new(name, *wired, **to_wire(kwargs, sub))
     value = from_wire(out.call("detach"), sub)
-    return _ThroughWorker.apply(out, [leaves[id(a)] for a in grad_in], sub, value, *grad_in)
+    return _through_worker().apply(out, [leaves[id(a)] for a in grad_in], sub, value, *grad_in)
 
 
 def _plain_call(sub: SubmissionModule, name: str, args: tuple, kwargs: dict) -> Any:
     return getattr(sub, name)(*to_wire(list(args), sub), **to_wire(kwargs, sub))
 
 
+@functools.cache
 def _through_worker() -> Any:
+    """The autograd node class (built once, when an example first needs it: torch is
+    imported lazily)."""
     torch = _torch()
 
     class ThroughWorker(torch.autograd.Function):
@@ -218,11 +224,3 @@ def _through_worker() -> Any:
                     *(None if g is None else from_wire(g, sub) for g in grads))
 
     return ThroughWorker
-
-
-class _Lazy:
-    def __getattr__(self, name: str) -> Any:
-        return getattr(_through_worker(), name)
-
-
-_ThroughWorker = _Lazy()

@@ -21,6 +21,8 @@ CAUGHT_IN_PUBLIC = [
     ("ex03_softmax", wrong_ex03_softmax, "softmax", "hard-coded axis=0"),
     ("ex03_softmax", wrong_ex03_softmax, "softmax", "max and sum without keepdims"),
     ("ex01_vectors", wrong_ex01_vectors, "pairwise_dot", "transposed grid"),
+    # issue 36: caught by logsumexp's own docstring example (a public test since then)
+    ("ex03_softmax", wrong_ex03_softmax, "logsumexp", "reduces over axis 0"),
     # topic 8: the kernel mistakes the lesson warns of, seen by `course check` already
     ("ex08_flash_attention", wrong_ex08_flash_attention, "softmax_rows", "padding lanes"),
     ("ex08_flash_attention", wrong_ex08_flash_attention, "softmax_rows", "no guard"),

@@ -30,8 +30,8 @@ LEGEND = {
                      "time limit, its other tests still graded",
     "monkeypatch_numpy": "patches NumPy's comparisons to pass everything: the checks run outside "
                          "its process, so it gains nothing",
-    "partly_right_a": "topic 1 written independently and right; topic 3's softmax without "
-                      "subtracting the maximum",
+    "partly_right_a": "topic 1 written independently, right but for entries near 1e200 "
+                      "(its norms overflow); topic 3's softmax without subtracting the maximum",
     "partly_right_b": "topic 1 mostly right (negative ids wrap around, the cosine not clipped): "
                       "some tests fail",
     "stubs": "the untouched stubs (`course stubs`): every test raises NotImplementedError, 0",

@@ -96,6 +96,28 @@ def with_fields(server: Any, module: str, name: str, *args: Any, **kwargs: Any) 
     return _fields(getattr(importlib.import_module(module), name)(*args, **kwargs))
 
 
+def shares_memory(server: Any, module: str, name: str, *args: Any, **kwargs: Any) -> dict:
+    """Run ``module.name(*args)``: ``{"result": its result, "shares": whether it shares memory
+    with an ndarray or tensor argument}`` (a function that promises a new array must not hand
+    back its input or a view of it: issue 36). Advisory, as every probe's verdict is."""
+    import sys
+
+    import numpy as np
+
+    out = getattr(importlib.import_module(module), name)(*args, **kwargs)
+    torch = sys.modules.get("torch")
+
+    def shared(a: Any) -> bool:
+        if isinstance(out, np.ndarray) and isinstance(a, np.ndarray):
+            return bool(np.shares_memory(out, a))
+        if (torch is not None and isinstance(out, torch.Tensor) and isinstance(a, torch.Tensor)
+                and out.device.type != "meta" and a.device.type != "meta"):
+            return out.untyped_storage().data_ptr() == a.untyped_storage().data_ptr()
+        return False
+
+    return {"result": out, "shares": any(shared(a) for a in (*args, *kwargs.values()))}
+
+
 def same_object(server: Any, a: Any, b: Any) -> bool:
     """Whether two handles refer to one object (``merged()`` must build a new layer)."""
     return a is b

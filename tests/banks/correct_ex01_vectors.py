@@ -232,8 +232,9 @@ def cosine_similarity(u, v, eps=1e-8):
         return 0.0
     # norms of u/scale, v/scale: no overflow or underflow in the squares
     nu, nv = np.linalg.norm(u / scale), np.linalg.norm(v / scale)
-    return float(((u / scale) @ (v / scale)) * scale * scale
-                 / max(nu * nv * scale * scale, eps))
+    # the floor compared in the scaled units (issue 36: multiplying scale * scale back in
+    # overflowed at entries near 1e200, the docstring's limit, and inf / inf was NaN)
+    return float(((u / scale) @ (v / scale)) / max(nu * nv, eps / scale / scale))
 """),
     Variant("pairwise_dot", "A @ B.T with integers promoted and nothing else: NumPy's "
             "ValueError for widths that differ, a scalar for two 1-D inputs (the row names no "

@@ -118,6 +118,26 @@ def compose(*Ws):
             raise ValueError(f"{A.shape} then {B.shape}")
     return reduce(np.matmul, Ws[1:], Ws[0].copy())
 """),
+    # issue 36: a left fold names the product so far and the matrix it cannot take, not the
+    # two original neighbours; any offending shape satisfies the API's message rule
+    Variant("compose", "a left fold whose error names the running product ('cannot chain "
+            "(2, 4) with (5, 2)')", """
+import numpy as np
+def compose(*Ws):
+    if not Ws:
+        raise ValueError("compose needs at least one matrix")
+    mats = [np.asarray(W) for W in Ws]
+    for W in mats:
+        if W.ndim != 2:
+            raise ValueError(f"every matrix must be 2-D, got shape {W.shape}")
+    mats = [W if W.dtype.kind == "f" else W.astype(np.float64) for W in mats]
+    M = mats[0].copy()
+    for W in mats[1:]:
+        if M.shape[1] != W.shape[0]:
+            raise ValueError(f"cannot chain {M.shape} with {W.shape}")
+        M = M @ W
+    return M
+"""),
     Variant("compose", "right to left bracketing W1 (W2 (W3 …)), same product", """
 import numpy as np
 def compose(*Ws):

@@ -395,4 +395,60 @@ def one_hot(ids, vocab_size):
         raise ValueError(f"ids must lie in [0, {vocab_size})")
     return np.eye(vocab_size)[ids]
 """),
+    # ------------------------------------------------------------------ issue 36: magnitudes
+    Variant("cosine_similarity", "norms taken without dividing by the largest entry first: "
+            "entries near 1e200 give NaN (inf / inf)", """
+import numpy as np
+def cosine_similarity(u, v, eps=1e-8):
+    u, v = np.asarray(u), np.asarray(v)
+    if u.ndim != 1 or v.ndim != 1 or u.shape != v.shape:
+        raise ValueError(f"two 1-D vectors of one length, got {u.shape} and {v.shape}")
+    if not eps >= 0:
+        raise ValueError(f"eps must be >= 0, got {eps}")
+    u, v = u.astype(np.float64), v.astype(np.float64)
+    if not u.any() or not v.any():
+        return 0.0
+    with np.errstate(all="ignore"):
+        cos = np.dot(u, v) / max(np.linalg.norm(u) * np.linalg.norm(v), eps)
+    return float(np.clip(cos, -1.0, 1.0))
+"""),
+    Variant("angle_between", "the clipped arccos without dividing by the largest entry first: "
+            "entries near 1e200 or 1e-200 give NaN", """
+import numpy as np
+def angle_between(u, v):
+    u, v = np.asarray(u, dtype=np.float64), np.asarray(v, dtype=np.float64)
+    if u.ndim != 1 or v.ndim != 1 or u.shape != v.shape:
+        raise ValueError(f"two 1-D vectors of one length, got {u.shape} and {v.shape}")
+    if not u.any() or not v.any():
+        raise ValueError("the angle with a zero vector is undefined")
+    with np.errstate(all="ignore"):
+        cos = np.dot(u, v) / (np.linalg.norm(u) * np.linalg.norm(v))
+    return float(np.degrees(np.arccos(np.clip(cos, -1.0, 1.0))))
+"""),
+    Variant("normalize_rows", "row norms taken without dividing by the largest entry first: a "
+            "row near 1e200 has norm inf and comes back zero", """
+import numpy as np
+_reference_normalize_rows = normalize_rows
+def normalize_rows(X, eps=1e-12):
+    out = _reference_normalize_rows(X, eps)  # its errors, dtypes and empty shapes
+    X = np.asarray(X)
+    if out.size == 0 or out.dtype == np.float16:
+        return out
+    Xf = X.astype(out.dtype)
+    with np.errstate(all="ignore"):
+        den = np.maximum(np.linalg.norm(Xf, axis=-1, keepdims=True), eps)
+        return Xf / np.where(den == 0, 1, den)
+"""),
+    # issue 36: aliasing
+    Variant("embedding_lookup", "a 0-d id answered with basic indexing: W_E[int(ids)] is a view "
+            "of the table", """
+import numpy as np
+_reference_embedding_lookup = embedding_lookup
+def embedding_lookup(ids, W_E):
+    out = _reference_embedding_lookup(ids, W_E)  # its checks and dtypes
+    W = np.asarray(W_E)
+    if np.ndim(ids) == 0 and W.dtype == out.dtype:
+        return W[int(ids)]
+    return out
+"""),
 ]

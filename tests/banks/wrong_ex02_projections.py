@@ -405,4 +405,23 @@ _REF_TM = transformer_matmuls  # the reference, defined above this code
 def transformer_matmuls(d_model, n_heads, d_ff, vocab_size, seq_len):
     return [tuple(m) for m in _REF_TM(d_model, n_heads, d_ff, vocab_size, seq_len)]
 """),
+    # issue 36: a shape that broadcasts but is wrong
+    Variant("linear", "the bias is added as given: a (d_out, 1) or (1, d_out) bias broadcasts "
+            "silently", """
+import numpy as np
+_reference_linear = linear
+def linear(x, W, b=None):
+    out = _reference_linear(x, W)
+    return out if b is None else out + np.asarray(b).astype(out.dtype)
+""", also=LINEAR_CALLERS),
+    # issue 36: aliasing
+    Variant("compose", "one float matrix comes back as the input itself (np.asarray(W) is W)", """
+import numpy as np
+_reference_compose = compose
+def compose(*Ws):
+    out = _reference_compose(*Ws)  # its checks and dtypes
+    if len(Ws) == 1 and isinstance(Ws[0], np.ndarray) and Ws[0].dtype == out.dtype:
+        return Ws[0]
+    return out
+"""),
 ]

@@ -200,6 +200,19 @@ def logsumexp(z, axis=-1, keepdims=False):
         out = np.log(np.sum(np.exp(z - m), axis=axis, keepdims=True)) + m
     return (out if keepdims else np.squeeze(out, axis=axis)).astype(dt)
 """, also=LSE_CALLERS),
+    # issue 36: passed every public test until the docstring examples became public tests
+    Variant("logsumexp", "reduces over axis 0 instead of the given axis", """
+import numpy as np
+def logsumexp(z, axis=-1, keepdims=False):
+    z = np.asarray(z)
+    dt = z.dtype if z.dtype.kind == "f" else np.dtype(np.float64)
+    z = z.astype(np.float32 if dt == np.float16 else dt)
+    m = np.max(z, axis=0, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0)
+    with np.errstate(all="ignore"):
+        out = np.log(np.sum(np.exp(z - m), axis=0, keepdims=True)) + m
+    return (out if keepdims else np.squeeze(out, axis=0)).astype(dt)
+""", also=LSE_CALLERS),
     Variant("logsumexp", "keepdims ignored (always squeezed)", """
 import numpy as np
 def logsumexp(z, axis=-1, keepdims=False):
@@ -633,5 +646,16 @@ def online_attention(q, K, V, block_size):
         m = m_new
     with np.errstate(invalid="ignore"):
         return (acc / l).astype(dt)
+"""),
+    # issue 36: tiny tails held to a relative tolerance
+    Variant("softmax", "float64 logits computed in float32: tails below 1e-45 become 0 and the "
+            "rest lose digits", """
+import numpy as np
+_reference_softmax = softmax
+def softmax(z, axis=-1, temperature=1.0):
+    z = np.asarray(z)
+    if z.dtype != np.float64:
+        return _reference_softmax(z, axis, temperature)
+    return _reference_softmax(z.astype(np.float32), axis, temperature).astype(np.float64)
 """),
 ]

@@ -286,6 +286,22 @@ def test_embedding_large_vocab_batched(sub, ref):
                  what="lookup of ids of shape (4, 6000) in W_E of shape (30000, 1)")
 
 
+# Issue 36, aliasing: the docstring promises "a fresh copy (writing to it does not change
+# W_E)"; a 0-d id answered with basic indexing (W_E[int(ids)]) is a view of W_E's row. Watched
+# inside the worker (a probe), so advisory.
+@graded("embedding_lookup", "the result is a fresh array, never a view of W_E (also for a 0-d "
+        "id)", advisory=True)
+def test_embedding_fresh_copy(sub, ref):
+    W = np.arange(12.0).reshape(4, 3)
+    for ids in (np.array(2), np.array([1, 3]), np.arange(4)):
+        got = sub.probe("shares_memory", TOPIC, "embedding_lookup", ids, W)
+        expect_array(got["result"], ref.embedding_lookup(ids, W),
+                     what=f"embedding_lookup of ids of shape {ids.shape}")
+        if got["shares"]:
+            fail(f"embedding_lookup of ids of shape {ids.shape} returned a view of W_E: writing "
+                 "to it would change the table (copy the rows)")
+
+
 @graded("embedding_lookup", "negative ids raise ValueError (no wrap-around)")
 def test_embedding_negative(sub, ref):
     W = np.arange(12.0).reshape(4, 3)
@@ -373,13 +389,13 @@ def test_dot_float32(sub, ref):
                  rtol=1.3e-6, atol=1e-5, what="two float32 vectors of shape (64,)")
 
 
-@graded("dot", "vectors of different lengths raise ValueError naming both shapes, also when one "
+@graded("dot", "vectors of different lengths raise ValueError naming a shape, also when one "
         "has length 1")
 def test_dot_length_mismatch(sub, ref):
     for a, b in [(3, 4), (3, 1), (1, 5)]:
         exc = expect_raises("ValueError", sub.dot, np.ones(a), np.ones(b),
                             what=f"shapes ({a},) and ({b},)")
-        expect_message_names(exc, f"({a},)", f"({b},)")
+        expect_message_names(exc, (f"({a},)", f"({b},)"))  # either offending shape will do
 
 
 # Third review: a dot that relied on u * v to fail let a length-1 vector broadcast (one test).
@@ -533,6 +549,23 @@ def test_cosine_scales(sub, ref):
                  what="int64 vectors of shape (3,)")
 
 
+# Issue 36, magnitudes at the stated limit: the docstring promises no overflow or underflow for
+# entries like 1e200 and 1e-200. At 1e100 the squares (1e200) still fit and the naive formula
+# passes; at 1e200 u·v and ‖u‖‖v‖ overflow to inf and inf/inf is NaN, which the API forbids
+# where the maths has an answer.
+@graded("cosine_similarity", "entries near 1e200 and near 1e-200 (their squares overflow or "
+        "underflow): the plain cosine, never NaN")
+def test_cosine_magnitude_limits(sub, ref):
+    rng = np.random.default_rng(404)
+    for su, sv in [(1e200, 1e200), (1e-200, 1e-200), (-1e200, 3e199)]:
+        u, v = rng.normal(size=5), rng.normal(size=5)
+        # against the reference on the same inputs: at 1e-200 ‖u‖‖v‖ is below eps, and the
+        # row's answer is u·v / eps (about 0), not the plain cosine
+        expect_float(sub.cosine_similarity(su * u, sv * v),
+                     ref.cosine_similarity(su * u, sv * v), rtol=1e-12, atol=1e-12,
+                     what=f"vectors of shape (5,) scaled by {su:g} and {sv:g}")
+
+
 @graded("cosine_similarity", "float32 vectors (float32 tolerance)")
 def test_cosine_float32(sub, ref):
     rng = np.random.default_rng(404)
@@ -663,6 +696,18 @@ def test_angle_float32_small_angle(sub, ref):
 def test_angle_magnitudes(sub, ref):
     rng = np.random.default_rng(505)
     for su, sv in [(1e100, 1e100), (1e-100, 1e-100), (1e100, 1e-100), (1e-100, 1.0)]:
+        u, v = rng.normal(size=5), rng.normal(size=5)
+        expect_float(sub.angle_between(su * u, sv * v), ref.angle_between(u, v), **ANGLE_TOL,
+                     what=f"vectors of shape (5,) scaled by {su:g} and {sv:g}")
+
+
+# Issue 36: the docstring's own limit (1e200, 1e-200), where the squares of the entries overflow
+# or underflow and an arccos of inf/inf is NaN.
+@graded("angle_between", "vectors with entries near 1e200 or near 1e-200 (their squares overflow "
+        "or underflow): the angle, never NaN")
+def test_angle_magnitude_limits(sub, ref):
+    rng = np.random.default_rng(506)
+    for su, sv in [(1e200, 1e200), (1e-200, 1e-200), (1e200, 1e-200)]:
         u, v = rng.normal(size=5), rng.normal(size=5)
         expect_float(sub.angle_between(su * u, sv * v), ref.angle_between(u, v), **ANGLE_TOL,
                      what=f"vectors of shape (5,) scaled by {su:g} and {sv:g}")
@@ -901,6 +946,29 @@ def test_normalize_magnitudes(sub, ref):
     X = rng.normal(size=(4, 5)) * np.array([[1e100], [1e-5], [1.0], [1e50]])
     expect_array(sub.normalize_rows(X), ref.normalize_rows(X),
                  what="normalize_rows of shape (4, 5) with rows of very different lengths")
+
+
+# Issue 36: "no row overflows" at the limit: a row near 1e200 has a squared norm of inf, and
+# row / inf is a zero row where the maths gives a unit row.
+@graded("normalize_rows", "rows near 1e200 and 1e-150 (squares overflow or underflow) become "
+        "unit rows")
+def test_normalize_magnitude_limits(sub, ref):
+    rng = np.random.default_rng(706)
+    X = rng.normal(size=(3, 4)) * np.array([[1e200], [1e-150], [1e300]])
+    expect_array(sub.normalize_rows(X, eps=0.0), ref.normalize_rows(X, eps=0.0),
+                 what="normalize_rows of shape (3, 4) with rows near 1e200, 1e-150 and 1e300")
+
+
+# Issue 36, batched shapes: "the last axis of X is a row", so a (2, 3, 4) X holds six rows.
+@graded("normalize_rows", "a batched X (2, 3, 4) and (1, 2, 1, 5): every row along the last axis "
+        "becomes a unit row")
+def test_normalize_batched(sub, ref):
+    rng = np.random.default_rng(707)
+    for shape in [(2, 3, 4), (1, 2, 1, 5)]:
+        X = rng.normal(size=shape)
+        X[0, 1] = 0.0  # a zero row inside the batch stays zero
+        expect_array(sub.normalize_rows(X), ref.normalize_rows(X),
+                     what=f"normalize_rows of shape {shape}")
 
 
 @graded("normalize_rows", "each non-zero row gets length 1 and keeps its direction (hypothesis)")

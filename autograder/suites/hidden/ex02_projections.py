@@ -168,6 +168,19 @@ def test_linear_bias_mismatch(sub, ref):
         expect_raises("ValueError", sub.linear, x, W, b, what=f"x {xs}, W {ws} and b {bs}")
 
 
+# Issue 36, shapes that broadcast but are wrong: a bias (d_out, 1) beside n = d_out rows adds
+# b[i] to row i (a silently wrong (n, d_out) result), and (1, d_out) turns a (d_in,) input's
+# (d_out,) result into (1, d_out). The row's b is (d_out,): anything else is refused.
+@graded("linear", "a bias that broadcasts but is not (d_out,) ((d_out, 1), (1, d_out)) raises "
+        "ValueError")
+def test_linear_bias_broadcasts_wrongly(sub, ref):
+    rng = np.random.default_rng(1108)
+    for xs, ws, bs in [((3, 4), (4, 3), (3, 1)), ((4,), (4, 5), (1, 5)),
+                       ((2, 2, 3), (3, 2), (2, 1))]:
+        x, W, b = rng.normal(size=xs), rng.normal(size=ws), rng.normal(size=bs)
+        expect_raises("ValueError", sub.linear, x, W, b, what=f"x {xs}, W {ws} and b {bs}")
+
+
 @graded("linear", "empty shapes: no rows (0, d_in) give (0, d_out); d_in = 0 gives the bias")
 def test_linear_empty(sub, ref):
     b = np.array([0.5, -1.0, 2.0])
@@ -454,6 +467,20 @@ def test_compose_single(sub, ref):
         expect_array(sub.compose(W), W, what=f"compose of one matrix {shape}")
 
 
+# Issue 36, aliasing: the docstring promises "a new array, also for a single matrix"; handing
+# back W1 itself (np.asarray(W) is W) lets a caller's later write change the result too. It
+# is watched inside the worker (a probe), so advisory; a copy of the input passes it, so trivial.
+@graded("compose", "a single matrix comes back as a new array, not the input itself or a view",
+        advisory=True, trivial=True)
+def test_compose_single_is_new(sub, ref):
+    W = np.random.default_rng(1510).normal(size=(3, 4))
+    got = sub.probe("shares_memory", TOPIC, "compose", W)
+    expect_array(got["result"], W, what="compose of one (3, 4) matrix")
+    if got["shares"]:
+        fail("compose(W) handed back W itself (or a view of it): return a new array "
+             "(W.copy()), as the docstring promises")
+
+
 @graded("compose", "square chains are not reordered: W1 W2 W3, not W3 W2 W1")
 def test_compose_square_order(sub, ref):
     rng = np.random.default_rng(1404)
@@ -514,14 +541,17 @@ def test_compose_empty(sub, ref):
     expect_message_names(exc)
 
 
-@graded("compose", "a chain that breaks anywhere raises ValueError naming the two shapes")
+@graded("compose", "a chain that breaks anywhere raises ValueError naming an offending shape")
 def test_compose_break(sub, ref):
     for shapes, pair in [([(3, 4), (5, 2)], 0), ([(2, 3), (3, 4), (5, 2)], 1),
                          ([(1, 2), (2, 6), (6, 3), (2, 1)], 2),
                          ([(2, 3), (4, 5), (5, 6), (6, 7)], 0)]:
         exc = expect_raises("ValueError", sub.compose, *(np.ones(s) for s in shapes),
                             what=f"matrices of shapes {shapes}")
-        expect_message_names(exc, str(shapes[pair]), str(shapes[pair + 1]))
+        # Any offending shape will do (issue 36): the two neighbours that do not chain, or
+        # the running product so far, which a left-to-right fold reports with the next one.
+        running = (shapes[0][0], shapes[pair][1])
+        expect_message_names(exc, (str(shapes[pair]), str(shapes[pair + 1]), str(running)))
 
 
 @graded("compose", "rank ≤ the narrowest width of the chain (random chains, hypothesis)")

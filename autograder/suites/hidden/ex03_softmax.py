@@ -123,6 +123,21 @@ def test_softmax_small_temperature(sub, ref):
                  what="softmax of logits near 1e306 with temperature 0.001")
 
 
+# Issue 36, relative tolerance in tiny tails: probabilities of 1e-13 … 1e-304 are tiny but not
+# zero, and an absolute tolerance (1e-7) would pass a softmax that flushes them to 0 (exp in
+# float32, a clipped exponent). Each entry is held to the dtype's relative tolerance alone.
+@graded("softmax", "tiny but nonzero probabilities (1e-13 … 1e-304) are right to the dtype's "
+        "relative tolerance, not flushed to zero")
+def test_softmax_tiny_tail_relative(sub, ref):
+    z = np.array([[0.0, -30.0, -300.0, -700.0], [-1.0, -1.0, -650.0, -80.0]])
+    expect_array(sub.softmax(z), ref.softmax(z), rtol=1e-12, atol=0.0,
+                 what="softmax of shape (2, 4) with tails down to 1e-304 (relative tolerance)")
+    z32 = np.array([0.0, -20.0, -60.0, -85.0], dtype=np.float32)
+    expect_array(sub.softmax(z32), ref.softmax(z32.astype(np.float64)), dtype="float32",
+                 rtol=1e-5, atol=0.0,
+                 what="float32 softmax of shape (4,) with tails down to 1e-37 (relative tolerance)")
+
+
 # Guards against dividing by T before subtracting the max, in other dtypes and shapes than the
 # test above: in float32, z/T passes float32's 3.4e38 at logits of 100 and T = 1e-37; in float64,
 # logits near 1e5 and T = 1e-304 pass 1.8e308. Shifted first, (z - m)/T <= 0 cannot overflow.

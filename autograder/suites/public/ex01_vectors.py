@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from autograder.authoring.checks import expect_array, expect_float, expect_raises
+from autograder.authoring.docexamples import add_docstring_tests
 from autograder.authoring.suite import graded
 
 TOPIC = "ex01_vectors"
@@ -100,3 +101,6 @@ def test_normalize_cat_dog(sub, ref):
 def test_normalize_zero_row(sub, ref):
     X = np.array([[0.8, 0.3], [0.0, 0.0]])
     expect_array(sub.normalize_rows(X), ref.normalize_rows(X))
+
+
+add_docstring_tests(globals())

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from autograder.authoring.checks import expect_array, expect_equal, expect_raises, fail
+from autograder.authoring.docexamples import add_docstring_tests
 from autograder.authoring.suite import describe, graded
 
 TOPIC = "ex02_projections"
@@ -151,3 +152,6 @@ def test_transformer_matmuls_gpt2(sub, ref):
 def test_transformer_matmuls_heads(sub, ref):
     expect_raises("ValueError", sub.transformer_matmuls, 768, 5, 3072, 50257, 1024,
                   what="d_model 768, n_heads 5")
+
+
+add_docstring_tests(globals())

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from autograder.authoring.checks import expect_array, expect_float, expect_raises
+from autograder.authoring.docexamples import add_docstring_tests
 from autograder.authoring.suite import graded
 
 TOPIC = "ex03_softmax"
@@ -147,3 +148,6 @@ def test_online_attention_random(sub, ref):
     rng = np.random.default_rng(0)
     q, K, V = rng.normal(size=4), rng.normal(size=(10, 4)), rng.normal(size=(10, 3))
     expect_array(sub.online_attention(q, K, V, 3), ref.softmax(K @ q / 2.0) @ V)
+
+
+add_docstring_tests(globals())

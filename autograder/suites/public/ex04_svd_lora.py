@@ -17,6 +17,7 @@ from autograder.authoring.checks import (
     expect_tensor,
     fail,
 )
+from autograder.authoring.docexamples import add_docstring_tests
 from autograder.authoring.suite import describe, graded
 
 TOPIC = "ex04_svd_lora"
@@ -145,3 +146,6 @@ def test_lora_starts_at_base(sub, ref):
     x = rng.standard_normal((3, 16))
     got = lora(codec.tensor_spec(x, "float64"))
     expect_tensor(got, x @ W0.T + b0, dtype="float64", what="forward(x) at creation vs base(x)")
+
+
+add_docstring_tests(globals())

@@ -10,6 +10,7 @@ import numpy as np
 import torch
 
 from autograder.authoring.checks import expect_raises, expect_tensor, fail
+from autograder.authoring.docexamples import add_docstring_tests
 from autograder.authoring.suite import graded
 # The suites' old local names: a Hypothesis test's examples are derived from its source
 # (derandomised), so the test bodies keep their text and their examples.
@@ -100,3 +101,6 @@ def test_mha_causal(sub, ref):
             p.copy_(torch.from_numpy(state[name]))
         expected = layer(torch.from_numpy(x), is_causal=True).numpy()
     expect_tensor(mha(_t(x), is_causal=True), expected, dtype="float64")
+
+
+add_docstring_tests(globals())

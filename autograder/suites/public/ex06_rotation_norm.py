@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from autograder.authoring.checks import expect_array, expect_raises, fail
+from autograder.authoring.docexamples import add_docstring_tests
 from autograder.authoring.suite import describe, graded
 
 TOPIC = "ex06_rotation_norm"
@@ -89,3 +90,6 @@ def test_qk_norm_small(sub, ref):
 def test_rope_angles_odd(sub, ref):
     expect_raises("ValueError", sub.rope_angles, np.arange(4), 5, what="rotary_dim = 5")
 
+
+
+add_docstring_tests(globals())

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from autograder.authoring.checks import expect_array, expect_equal, expect_float, expect_raises, fail
+from autograder.authoring.docexamples import add_docstring_tests
 from autograder.authoring.suite import describe, graded
 
 TOPIC = "ex07_matrix_properties"
@@ -124,3 +125,6 @@ def test_density_window(sub, ref):
 @graded("sliding_window_mask", "window 0 raises ValueError")
 def test_window_zero(sub, ref):
     expect_raises("ValueError", sub.sliding_window_mask, 5, 0, what="window = 0")
+
+
+add_docstring_tests(globals())

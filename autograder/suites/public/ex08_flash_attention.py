@@ -21,6 +21,7 @@ import torch
 
 from autograder.authoring.checks import expect_raises, expect_tensor, fail
 from autograder.authoring.strategies import as_torch, rounded, seeded, tensor
+from autograder.authoring.docexamples import add_docstring_tests
 from autograder.authoring.suite import describe, graded
 from autograder.sandbox import codec
 
@@ -257,3 +258,6 @@ def test_flash_attention_gradients(sub, ref):
         if g is None:
             safe_fail(f"{name}: the input received no gradient (is backward wired?)")
         expect_tensor(g, e, dtype="float32", what=f"{name} after O.backward(dO)")
+
+
+add_docstring_tests(globals())

@@ -143,7 +143,7 @@ class Topic:
     points: int
     exercises: tuple[Exercise, ...]
     #: the students write Triton kernels: graded through Triton's interpreter on CPU tensors,
-    #: and their CUDA (gpu) tests need workers that compile (autograder.grading.run._skipped)
+    #: and their CUDA (gpu) tests need workers that compile (autograder.grading.runner._skipped)
     triton: bool = False
 
     @property

@@ -12,7 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from autograder import catalogue
-from autograder.grading.run import TestResult
+from autograder.grading.runner import TestResult
 from autograder.results import failures
 from autograder.results.model import Result
 from autograder.results.text import one_line, printable
@@ -28,9 +28,9 @@ PUBLIC_ONLY = "public tests only — not your grade"
 
 def public_tests_only() -> bool:
     """Whether this is a student release: no topic has a hidden suite
-    (:func:`autograder.grading.run._suite_module` finds none), so `course grade` scores the
+    (:func:`autograder.grading.runner._suite_module` finds none), so `course grade` scores the
     public tests alone and its total is not a grade."""
-    from autograder.grading import run as runner
+    from autograder.grading import runner
 
     return all(runner._suite_module("hidden", m) is None for m in catalogue.topic_modules())
 

@@ -244,7 +244,7 @@ def load_unkillable(path: Path = UNKILLABLE_FILE) -> dict[str, str]:
 def record_plans(slot, topics: list[str]) -> dict:
     """The batch plan of ``topics``, recorded once as tests/conftest.py's ``plans`` does."""
     from autograder.grading import plan
-    from autograder.grading import run as runner
+    from autograder.grading import runner
 
     specs = {t: runner.collect(t) for t in topics}
     return plan.record(slot, specs, plan.reference_sources())

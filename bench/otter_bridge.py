@@ -13,7 +13,7 @@ nbgrader export already uses for the same job (student code in the grading proce
 attribute calls, ``.new``, ``.lib``, ``.probe`` (the sandbox's probes, called in-process) and
 methods of held objects, with requests and replies through the codec as across the sandbox's
 socket, so a test sees the same plain data (``TensorData``, lists for tuples, exceptions as MRO
-names) as under `course grade`. The verdict is :func:`autograder.grading.run.run_test`'s, the
+names) as under `course grade`. The verdict is :func:`autograder.grading.runner.run_test`'s, the
 function `course grade` calls: Hypothesis ``@given`` tests, hidden-test messages and per-call
 time limits behave alike.
 
@@ -53,7 +53,7 @@ _SESSIONS: dict[tuple[int, str], Any] = {}
 @functools.cache
 def _specs(topic: str) -> dict[str, Any]:
     """name -> TestSpec of ``topic``'s graded tests, public and hidden, in `course grade`'s order."""
-    from autograder.grading import run as runner
+    from autograder.grading import runner
 
     return {s.name: s for s in runner.collect(topic, hidden=runner.hidden_available())}
 
@@ -99,7 +99,7 @@ def check(env: dict[str, Any], topic: str, test: str) -> None:
         LookupError: no test of that name in this checkout's suites.
     """
     from autograder.exports.nbgrader.adapter import NotebookSession
-    from autograder.grading import run as runner
+    from autograder.grading import runner
 
     specs = _specs(topic)
     if test not in specs:

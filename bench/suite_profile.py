@@ -37,7 +37,7 @@ from autograder import catalogue  # noqa: E402
 def profile(topics: list[str], *, warm: bool = True) -> list[dict]:
     """One dict per graded test of ``topics`` (name, topic, exercise, visibility, passed,
     seconds, student, calls, sent, received), in the order the tests ran; ``warm``: warm the zygote first."""
-    from autograder.grading import run as runner
+    from autograder.grading import runner
     from autograder.sandbox.session import Session
     from autograder.sandbox.slot import Slot
 

@@ -30,7 +30,7 @@ def plans(slot):
     """The batch plan of every topic (a recorded grading of the reference, ~10 s)."""
     from autograder import catalogue
     from autograder.grading import plan
-    from autograder.grading import run as runner
+    from autograder.grading import runner
 
     specs = {t: runner.collect(t) for t in catalogue.topic_modules()}
     return plan.record(slot, specs, plan.reference_sources())

@@ -13,8 +13,8 @@ from pathlib import Path
 
 from autograder import catalogue
 from autograder.grading import loop, uploads
-from autograder.grading import run as runner
-from autograder.grading.run import TestResult
+from autograder.grading import runner
+from autograder.grading.runner import TestResult
 from autograder.sandbox.slot import Slot
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -59,7 +59,7 @@ def digests(keys: list[str] | None, topics: list[str] | None) -> dict[str, str]:
     """Key -> verdicts digest of each selected bank variant graded with the batch plan (the
     plan recorded here, under this process's kernel, on the selected topics only)."""
     from autograder.grading import plan
-    from autograder.grading import run as runner
+    from autograder.grading import runner
     from autograder.sandbox.slot import Slot
     from tests import banks, golden
     from tests.helpers import grade_sources, with_replacement

@@ -3,7 +3,7 @@
 Red team, fourth round: answers that return zeros, ones or their own input, after the
 reference's own checks have raised where they should, earned 2 / 100 from tests that such an
 answer passes but that were not marked ``trivial``: each of those opened its exercise's gate
-(autograder.grading.run.gate_error_rules), which then let the error rules and the trivial
+(autograder.grading.runner.gate_error_rules), which then let the error rules and the trivial
 tests count too. :func:`source` wraps every public function and method of a topic's reference:
 the reference runs (its ``ValueError``s reach the test), and its answer is replaced by one
 that carries nothing but its shape and type (:data:`MODES`).

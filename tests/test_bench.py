@@ -46,7 +46,7 @@ def test_suite_profile_rows_cover_every_test_and_pass_on_the_reference(tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
     import json
 
-    from autograder.grading import run as runner
+    from autograder.grading import runner
 
     rows = json.loads(out.read_text())
     assert sorted(r["name"] for r in rows) == sorted(s.name for s in runner.collect("ex01_vectors"))

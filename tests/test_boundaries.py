@@ -210,10 +210,10 @@ NO_UPWARD = {
 }
 #: The upward arrows still there, and why (each a lazy import).
 UPWARD_LEFT = {
-    ("autograder.results.failures", "autograder.grading.run"):
+    ("autograder.results.failures", "autograder.grading.runner"):
         "a result loaded from disk has no test specs: its tests' own hints are looked up by "
         "collecting the suites again (issue 35, item 1: one result record carrying them)",
-    ("autograder.results.model", "autograder.grading.run"):
+    ("autograder.results.model", "autograder.grading.runner"):
         "the type of Graded.results, under TYPE_CHECKING only (no import at run time)",
 }
 

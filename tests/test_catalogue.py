@@ -7,7 +7,7 @@ import ast
 import pytest
 
 from autograder import catalogue
-from autograder.grading import run as runner
+from autograder.grading import runner
 from tests.helpers import EXERCISES, ROOT, SOLUTIONS
 
 TOPICS = catalogue.topic_modules()

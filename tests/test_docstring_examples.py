@@ -17,7 +17,7 @@ import torch
 
 from autograder import catalogue
 from autograder.authoring import docexamples
-from autograder.grading import run as runner
+from autograder.grading import runner
 from tests.helpers import grade_sources, solution_source, stub_source, with_replacement
 
 TOPICS = catalogue.topic_modules()

@@ -19,7 +19,7 @@ import textwrap
 import pytest
 
 from autograder.grading import loop
-from autograder.grading import run as runner
+from autograder.grading import runner
 from autograder.sandbox import errors
 from autograder.sandbox.codec import RemoteException
 from tests.helpers import ROOT, course, with_replacement

@@ -5,14 +5,14 @@ Red team, second round: a file whose every function raised ``ValueError`` with a
 naming common shapes scored 10.79 / 100, status ``ok``, from the tests of error rules alone.
 A test that passed with every call of the submission raising (``TestResult.raised_only``) now
 keeps its points only beside a passed test of the same exercise that got a value back
-(:func:`autograder.grading.run.gate_error_rules`), call by call and with a batch plan alike.
+(:func:`autograder.grading.runner.gate_error_rules`), call by call and with a batch plan alike.
 """
 
 from __future__ import annotations
 
 import pytest
 
-from autograder.grading import run as runner
+from autograder.grading import runner
 from tests.helpers import grade_sources, with_replacement
 
 EX01 = "ex01_vectors"

@@ -10,7 +10,7 @@ from autograder import catalogue
 from autograder.authoring.suite import graded
 from autograder import console
 from autograder.grading import loop
-from autograder.grading import run as runner
+from autograder.grading import runner
 from autograder.results import failures, writers
 from autograder.results.model import Graded
 from autograder.student import reset, watch

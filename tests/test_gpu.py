@@ -12,7 +12,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from autograder.grading import run as runner
+from autograder.grading import runner
 from autograder.limits import Limits
 from autograder.sandbox.slot import Slot
 from tests.helpers import SOLUTIONS, grade_folder

@@ -5,7 +5,7 @@ A submission can shape what it returns from a hidden test's inputs: an empty arr
 Any of these, quoted in a hidden test's feedback, spells the input. In a hidden test the checks
 therefore say only what kind of mistake it was, from closed sets (dtype, device, type), beside
 the grader's own words (what was checked, on an input of which shape); a suite's own message,
-which may quote a value, is replaced by a fixed line (autograder.grading.run).
+which may quote a value, is replaced by a fixed line (autograder.grading.runner).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import pytest
 
 from autograder.authoring import checks
 from autograder.sandbox import codec
-from autograder.grading import run as runner
+from autograder.grading import runner
 from autograder.authoring.suite import describe
 from autograder.sandbox.errors import HIDDEN
 
@@ -98,7 +98,7 @@ def test_describe_drops_shapes_and_lengths_in_hidden_tests(hidden):
     ("rotary_dim = 7.0 is odd", "7"),
 ])
 def test_a_shape_may_be_spelled_any_way_that_lists_its_sizes(message, needle):
-    # COURSE.md asks a message to name the offending shapes, not a format: torch's own
+    # docs/design/exercise-api.md asks a message to name the offending shapes, not a format: torch's own
     # torch.Size([2, 3, 4]) names (2, 3, 4) as well as str(tuple) does.
     assert checks.names(message, needle)
 
@@ -114,7 +114,7 @@ def test_a_message_without_the_sizes_in_order_does_not_name_the_shape(message, n
 
 
 def test_a_rule_stated_as_a_value_may_be_named_by_the_value_or_by_the_shape():
-    # COURSE.md: "the offending shapes or values"; softmax_rows states N > 2¹⁶ as a value
+    # docs/design/exercise-api.md: "the offending shapes or values"; softmax_rows states N > 2¹⁶ as a value
     def raised(message: str):
         return types.SimpleNamespace(remote=types.SimpleNamespace(message=message))
 

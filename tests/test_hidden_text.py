@@ -144,7 +144,7 @@ def test_hidden_requests_are_never_preloaded(tmp_path):
 @pytest.mark.slow
 def test_a_batch_plan_preloads_no_hidden_request():
     from autograder.grading import plan
-    from autograder.grading import run as runner
+    from autograder.grading import runner
 
     specs = {t: runner.collect(t) for t in (EX01,)}
     with Slot(5) as hidden, Slot(6) as public:

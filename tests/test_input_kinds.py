@@ -17,7 +17,7 @@ import tomllib
 import pytest
 
 from autograder import catalogue, paths
-from autograder.grading import run as runner
+from autograder.grading import runner
 
 KINDS_DIR = paths.PACKAGE_DIR / "suites" / "hidden" / "kinds"
 #: The kinds a row may list (docs/design/suite-strength.md, "The input-kind matrix").

@@ -18,7 +18,7 @@ from autograder import console as cli_console
 from autograder.cli import demo
 from autograder.exports import gradescope
 from autograder.exports.nbgrader import export as nbgrader_export
-from autograder.grading import run as runner
+from autograder.grading import runner
 from autograder.results.version import grader_version
 from tests.helpers import ROOT, course, stub_source
 

@@ -95,7 +95,7 @@ def test_every_kernel_gives_the_stored_verdicts():
 def test_unsettled_tests_are_the_variants_own():
     """A variant's unsettled tests name tests of its own function (a misspelt name would leave
     the verdict it meant to set aside in the digest, and on some processor the golden red)."""
-    from autograder.grading import run as runner
+    from autograder.grading import runner
 
     for key, topic, v in banks.all_variants():
         if v.unsettled:

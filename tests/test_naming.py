@@ -13,7 +13,7 @@ import pytest
 from autograder import catalogue
 from autograder.cli import app as cli
 from autograder.cli import student_commands
-from autograder.grading import run as runner
+from autograder.grading import runner
 from autograder.grading import submission
 from autograder.student import notebook
 from autograder.student import reset as student

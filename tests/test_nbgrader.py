@@ -29,7 +29,7 @@ import pytest
 
 from autograder import catalogue
 from autograder.exports.nbgrader import export as nbgrader_export
-from autograder.grading import run as runner
+from autograder.grading import runner
 from autograder.authoring import stubs
 from tests.helpers import ROOT, solution_source
 from tests.helpers import shared_dir

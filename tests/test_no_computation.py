@@ -4,7 +4,7 @@ Red team, fourth round: every public function of a topic wrapped to run the refe
 ``ValueError``s are right) and then answer zeros, ones or its own input in the reference's
 shape and dtype (:mod:`tests.no_computation`) scored 2.02 / 100 across the course, from
 tests such an answer passes that were not marked ``trivial``: each opened its exercise's gate
-(autograder.grading.run.gate_error_rules), and the error rules and the trivial tests counted
+(autograder.grading.runner.gate_error_rules), and the error rules and the trivial tests counted
 too. Every such test is now marked, and this test finds any new one: each function's tests
 must earn nothing under each answer. Classes keep the reference's ``__init__`` (building the
 layers is work), so only their functions are held to it; the red team's own class, which

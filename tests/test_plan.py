@@ -18,7 +18,7 @@ from autograder import catalogue
 from autograder.sandbox import codec
 from autograder.grading import batch as grade
 from autograder.grading import examples, plan, replay
-from autograder.grading import run as runner
+from autograder.grading import runner
 from autograder.sandbox import pipeline
 from autograder.grading import submission
 from autograder.limits import Limits

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from autograder.grading import plan, plan_file
-from autograder.grading import run as runner
+from autograder.grading import runner
 from autograder.sandbox.protocol import Call
 
 

@@ -7,7 +7,7 @@ import re
 
 from autograder import catalogue
 from autograder.grading import points
-from autograder.grading import run as runner
+from autograder.grading import runner
 from tests.helpers import course
 
 

@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from autograder.results import report
-from autograder.grading import run as runner
+from autograder.grading import runner
 from tests.helpers import ROOT, SOLUTIONS, stub_source, write_stubs
 from tests.helpers import course
 

@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from autograder.grading import run as runner
+from autograder.grading import runner
 from autograder.results import model, writers
 from autograder.results.model import Graded, Result, ResultError
 

@@ -12,7 +12,7 @@ import json
 import pytest
 
 from autograder.results import writers as outputs
-from autograder.grading import run as runner
+from autograder.grading import runner
 
 
 def _spec(name: str, gpu: bool, points: float = 1.0) -> runner.TestSpec:

@@ -21,7 +21,7 @@ import pytest
 
 from autograder import catalogue
 from autograder.cli import app as cli
-from autograder.grading import run as runner
+from autograder.grading import runner
 from autograder.authoring import stubs
 from autograder.student import reset as student
 from tests.helpers import RUN_COURSE, ROOT, SOLUTIONS, stub_source, write_stubs

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from autograder import catalogue
 from autograder.authoring.suite import GRADED_PARAMETERS, graded
-from autograder.grading import run as runner
+from autograder.grading import runner
 from tests.helpers import ROOT
 
 

@@ -97,7 +97,7 @@ def compare(got: np.ndarray, expected: np.ndarray, rtol: float, atol: float) -> 
 class Failure(AssertionError):
     """A failed check. ``hidden`` is the text a hidden test may show, when the check built it
     from the grader's words and closed sets only; without it a hidden test shows a fixed line
-    (autograder.grading.run), so a suite's own message can quote a returned value safely."""
+    (autograder.grading.runner), so a suite's own message can quote a returned value safely."""
 
     def __init__(self, message: str, hidden: str | None = None) -> None:
         super().__init__(message)
@@ -209,7 +209,7 @@ _SHAPE = re.compile(r"\((?:\s*\d+\s*,)*(?:\s*\d+\s*)?\)")
 def names(msg: str, needle: str) -> bool:
     """Whether ``msg`` names ``needle``: a value as its text; a shape (``str`` of a tuple of
     ints) in any spelling of its sizes in order: ``(2, 3, 4)``, ``torch.Size([2, 3, 4])``,
-    ``[2, 3, 4]``, ``2x3x4`` or ``2 × 3 × 4`` (COURSE.md asks a message to name the offending
+    ``[2, 3, 4]``, ``2x3x4`` or ``2 × 3 × 4`` (docs/design/exercise-api.md asks a message to name the offending
     shapes; it fixes no format, and torch's own is ``torch.Size([...])``)."""
     if needle in msg:
         return True
@@ -224,7 +224,7 @@ def names(msg: str, needle: str) -> bool:
 
 def expect_message_names(exc: StudentException, *needles: str | tuple[str, ...]) -> None:
     """The error message should name what was wrong: each needle, a value or a shape, as
-    :func:`names` reads it. A tuple needle is alternatives, any one of which will do: COURSE.md
+    :func:`names` reads it. A tuple needle is alternatives, any one of which will do: docs/design/exercise-api.md
     asks for "the offending shapes or values", so where a row states a rule as a value (a row
     length N), the message may name that value or the shape it came from."""
     msg = exc.remote.message

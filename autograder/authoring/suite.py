@@ -104,7 +104,7 @@ def graded(exercise: str, description: str, *, advisory: bool = False,
     ``trivial`` marks a test that an answer needing no computation passes: a constant (always
     ``False``, ``inf``, ``0.0``) or the empty or unchanged input of a degenerate case. Like a
     test passed by raising alone, it counts only once a test of the same exercise that is
-    neither passes on a returned value (:func:`autograder.grading.run.gate_error_rules`; red
+    neither passes on a returned value (:func:`autograder.grading.runner.gate_error_rules`; red
     team, third round).
 
     Raises:
@@ -131,7 +131,7 @@ GRADED_PARAMETERS = ("sub", "ref")
 def check_graded_signature(fn: Callable) -> None:
     """A graded test takes ``(sub, ref)`` and nothing else, and carries no pytest marks.
 
-    `course grade` calls ``fn(sub, ref)`` itself (autograder.grading.run.run_test), with no
+    `course grade` calls ``fn(sub, ref)`` itself (autograder.grading.runner.run_test), with no
     pytest fixtures and no ``parametrize``: a test that asked for either would run under plain
     pytest and break, or silently run once, under the grader. Hypothesis's ``@given`` is fine
     (its wrapper takes ``(sub, ref)``); put ``@graded`` above it.

@@ -24,7 +24,7 @@ def _exercises_dir(arg: str | None) -> Path:
 def cmd_check(args: argparse.Namespace) -> int:
     from autograder.console import check_report, console
     from autograder.grading import loop
-    from autograder.grading import run as runner
+    from autograder.grading import runner
     from autograder.sandbox import errors
     from autograder.sandbox.slot import Slot
     from autograder.student.progress import load_folder, warn_shadowed

@@ -40,7 +40,7 @@ from pathlib import Path
 
 from autograder import catalogue, paths, templating
 from autograder.grading import recorded
-from autograder.grading import run as runner
+from autograder.grading import runner
 from autograder.authoring import stubs
 
 ROOT = paths.ROOT

@@ -33,7 +33,7 @@ from autograder.grading import plan, plan_file
 from autograder.results import report
 from autograder.grading import loop
 from autograder.grading.phase_lock import phase_lock
-from autograder.grading import run as runner
+from autograder.grading import runner
 from autograder.grading import submission, uploads
 from autograder.limits import Limits
 from autograder.sandbox.slot import Slot

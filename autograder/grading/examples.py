@@ -16,7 +16,7 @@ import inspect
 from dataclasses import dataclass
 from typing import Any, Iterator
 
-from autograder.grading import run as runner
+from autograder.grading import runner
 from autograder.sandbox.session import Session
 
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Callable, ContextManager, Iterator
 
-from autograder.grading import run as runner
+from autograder.grading import runner
 from autograder.grading.phase_lock import phase_lock
 from autograder.grading.replay import planned_runner
 from autograder.sandbox.session import Session

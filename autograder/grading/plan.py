@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
-from autograder.grading import run as runner
+from autograder.grading import runner
 from autograder.grading.examples import Example, recording_examples
 from autograder.sandbox.errors import SubmissionFault
 from autograder.sandbox.protocol import Call

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from autograder import catalogue
 from autograder.grading import plan
-from autograder.grading import run as runner
+from autograder.grading import runner
 from autograder.grading.plan import TopicPlan
 from autograder.limits import Limits
 from autograder.results.version import grader_version

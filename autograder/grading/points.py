@@ -1,7 +1,7 @@
 """Points in the open: every graded test with the points it carries, as a table anyone can read.
 
 An exercise's points (``catalogue.toml``) are split evenly over its non-GPU tests when the suites
-are collected (:func:`autograder.grading.run.collect`), so a test's weight is not written
+are collected (:func:`autograder.grading.runner.collect`), so a test's weight is not written
 anywhere by hand. This module writes it down: :func:`table` renders every graded test of every
 topic as Markdown, ``course points`` prints it (``--write`` updates the checked-in copy,
 ``docs/design/points.md``), and ``tests/test_points_table.py`` fails when the copy drifts from
@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from autograder import catalogue, paths
-from autograder.grading import run as runner
+from autograder.grading import runner
 
 #: The checked-in table (:func:`write`).
 TABLE_PATH = paths.ROOT / "docs" / "design" / "points.md"

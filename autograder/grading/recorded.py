@@ -1,7 +1,7 @@
 """Recorded reference values: ``ref`` in a student release, which ships no ``solutions/``.
 
 The suites compare the submission with ``ref``, the reference solution loaded in the trusted
-process (:func:`autograder.grading.run.reference`). A student release (`course release`) has no
+process (:func:`autograder.grading.runner.reference`). A student release (`course release`) has no
 solutions, so there ``ref`` replays **recorded reference values**: when the release is built,
 every public test runs against the solutions with a :class:`Recorder` in place of ``ref``, which
 keeps each ``ref.<name>(args)`` result keyed by a hash of the topic, the name and the arguments;

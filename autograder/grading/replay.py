@@ -29,7 +29,7 @@ import hashlib
 from types import ModuleType
 from typing import Any
 
-from autograder.grading import run as runner
+from autograder.grading import runner
 from autograder.grading.examples import Diverged, replayer
 from autograder.grading.plan import TopicPlan
 from autograder.sandbox.errors import SubmissionFault
@@ -40,7 +40,7 @@ from autograder.sandbox.session import Session
 
 def planned_runner(plans: dict[str, TopicPlan] | TopicPlan | None
                    ) -> runner.PlannedRunner | None:
-    """What :func:`autograder.grading.run.run_topic` calls to run a topic with ``plans`` (None: run
+    """What :func:`autograder.grading.runner.run_topic` calls to run a topic with ``plans`` (None: run
     call by call). The runner never imports this module: the batch hands it this function."""
     if plans is None:
         return None

@@ -8,7 +8,7 @@ its stub's own ``NotImplementedError`` is one line ("ex03_softmax.softmax: not w
 with the reason, not one copy of it per test. Caps on how many failures are shown count the
 individual failures only.
 
-Works on :class:`autograder.grading.run.TestResult` (check, watch) and
+Works on :class:`autograder.grading.runner.TestResult` (check, watch) and
 :class:`autograder.results.model.TestOutcome` (feedback.md) alike.
 """
 
@@ -199,7 +199,7 @@ def hint(r: Any) -> str:
 @functools.cache
 def _test_hints(topic: str) -> dict[str, str]:
     """Test name -> its own hint, for ``topic``'s suites as this grader has them."""
-    from autograder.grading import run as runner  # the suites: only when a result needs it
+    from autograder.grading import runner  # the suites: only when a result needs it
 
     try:
         return {s.name: s.hint for s in runner.collect(topic) if s.hint}

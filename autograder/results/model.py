@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from autograder import catalogue
 
 if TYPE_CHECKING:  # only the type: results never import the code that runs tests
-    from autograder.grading.run import TestResult
+    from autograder.grading.runner import TestResult
 
 #: What happened to one test. ``failed``: it ran and its check failed (a wrong result, or the
 #: code raised or timed out); the rest say why it did not run at all.
@@ -41,7 +41,7 @@ NOT_RUN = frozenset({"missing", "unreadable", "import_error", "not_graded"})
 #: A topic's kind (``topic_kinds``): one of :data:`NOT_RUN`, or ``timeout`` (it ran, and some
 #: call took too long: those tests failed; the later calls of that function were refused).
 TOPIC_KINDS = NOT_RUN | {"timeout"}
-#: The note :func:`autograder.grading.run.run_topic` gives a topic that ran but timed out.
+#: The note :func:`autograder.grading.runner.run_topic` gives a topic that ran but timed out.
 TIMED_OUT = "timed out"
 
 #: The longest failure message kept for one test: messages quote what the student's code

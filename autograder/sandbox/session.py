@@ -83,7 +83,7 @@ class Session(Pipelining):
         #: replies to calls of the submission's own functions and classes that carried a value,
         #: and replies to those and to method calls that carried an exception its code raised:
         #: a test that passed on exceptions alone passed an error rule only
-        #: (autograder.grading.run.gate_error_rules)
+        #: (autograder.grading.runner.gate_error_rules)
         self.returned = 0
         self.raised = 0
         #: frame bytes of those live calls, each way (a statistic: bench/suite_profile.py)

@@ -6,7 +6,7 @@ the topic's title and lesson link, one code cell for the imports, then one code 
 exercise (and per helper the stub asks for). `course check` and `course grade` read its code
 cells back (:func:`autograder.grading.submission.notebook_to_source`), so the notebook is graded
 as the ``.py`` stub would be — unless an ``exNN_topic.py`` sits in the same folder: then the
-``.py`` wins (INTERFACE.md's upload rule), and `course notebook` warns about it.
+``.py`` wins (docs/design/interface.md's upload rule), and `course notebook` warns about it.
 
 `course reset` of a topic that lives in a notebook resets the notebook (:func:`reset_exercise`,
 :func:`reset_topic`), backed up first as a ``.py`` is: writing a ``.py`` beside it would hide it.

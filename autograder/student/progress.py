@@ -13,10 +13,10 @@ from pathlib import Path
 from rich.table import Table
 
 from autograder import catalogue
-from autograder.grading import run as runner
+from autograder.grading import runner
 from autograder.grading import submission, uploads
 from autograder.console import console
-from autograder.grading.run import TestResult
+from autograder.grading.runner import TestResult
 from autograder.results import failures
 from autograder.student.reset import exercise_state, pristine_stub
 

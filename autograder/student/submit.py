@@ -15,7 +15,7 @@ from rich.markup import escape
 
 from autograder import __version__, catalogue
 from autograder.console import console
-from autograder.grading.run import TestResult
+from autograder.grading.runner import TestResult
 from autograder.student.progress import (progress, progress_table, run_public, summary_line,
                                          warn_shadowed)
 from autograder.student.reset import write_keeping_mode

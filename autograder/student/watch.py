@@ -9,7 +9,7 @@ from pathlib import Path
 
 from autograder import catalogue
 from autograder.console import console, print_failures, print_output
-from autograder.grading.run import TestResult
+from autograder.grading.runner import TestResult
 from autograder.student.progress import (check_public, progress, progress_table, summary_line,
                                          warn_shadowed)
 

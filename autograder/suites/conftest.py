@@ -16,7 +16,7 @@ import pytest
 from autograder import catalogue
 from autograder.authoring.suite import SubmissionModule
 from autograder.grading import loop, uploads
-from autograder.grading import run as runner
+from autograder.grading import runner
 from autograder.sandbox.errors import ImportFailed
 from autograder.sandbox.session import Session
 from autograder.sandbox.slot import Slot

@@ -220,7 +220,7 @@ def normalize_rows(X, eps=1e-12):
             out[i] = row / norm
     return out.reshape(X.shape).astype(dtype)
 """),
-    # Written from COURSE.md's rows alone, as natural code: no checks the rows do not list, so
+    # Written from docs/design/exercise-api.md's rows alone, as natural code: no checks the rows do not list, so
     # NumPy's own behaviour and messages wherever a row names no error.
     Variant("cosine_similarity", "no shape checks (the row lists no error): u @ v over the "
             "floored product of np.linalg.norm", """

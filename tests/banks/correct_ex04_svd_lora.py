@@ -227,7 +227,7 @@ class LoRALinear(nn.Module):
             out.weight.add_(self.scaling * (self.lora_B @ self.lora_A))
         return out
 """),
-    Variant("eckart_young_error", "COURSE.md's formula as written: squares sigma without scaling "
+    Variant("eckart_young_error", "docs/design/exercise-api.md's formula as written: squares sigma without scaling "
             "(overflows only past 1e154, which the syllabus does not ask about)", """
 def eckart_young_error(W, k):
     W = np.asarray(W, dtype=np.float64)
@@ -236,7 +236,7 @@ def eckart_young_error(W, k):
     S = np.linalg.svd(W, compute_uv=False)
     return float(np.sqrt(np.sum(S[k:] ** 2)))
 """),
-    Variant("rank_for_energy", "COURSE.md's formula as written: cumulative sums of sigma squared "
+    Variant("rank_for_energy", "docs/design/exercise-api.md's formula as written: cumulative sums of sigma squared "
             "without scaling (overflows only past 1e154)", """
 def rank_for_energy(S, energy=0.9):
     s = np.asarray(S, dtype=np.float64)

@@ -20,7 +20,7 @@ def causal_mask(n_q, n_k, device=None):
     future = torch.ones(n_q, n_k, dtype=torch.bool, device=device).triu(diagonal=n_k - n_q + 1)
     return future.logical_not()
 """),
-    Variant("scaled_dot_product_attention", "only COURSE.md's shape checks, their messages "
+    Variant("scaled_dot_product_attention", "only docs/design/exercise-api.md's shape checks, their messages "
             "quoting torch's own torch.Size([...]) spelling, then the reference's maths", """
 _sdpa_reference = scaled_dot_product_attention
 def scaled_dot_product_attention(q, k, v, mask=None, is_causal=False, scale=None):

@@ -178,7 +178,7 @@ def layer_norm(x, weight, bias, eps=1e-5):
     return ((xw - mu) * inv * weight + bias).astype(dt)
 """),
     Variant("qk_norm", "rms_norm of each over its own head dim and nothing else: q and k of "
-            "different head dims are normalised, not refused (COURSE.md names no error)", """
+            "different head dims are normalised, not refused (docs/design/exercise-api.md names no error)", """
 def qk_norm(q, k, weight_q, weight_k, eps=1e-6):
     return rms_norm(q, weight_q, eps), rms_norm(k, weight_k, eps)
 """),
@@ -210,7 +210,7 @@ def qk_norm(q, k, weight_q, weight_k, eps=1e-6):
         return torch.nn.functional.rms_norm(xt, xt.shape[-1:], wt, eps).numpy().astype(dt)
     return [norm(q, weight_q), norm(k, weight_k)]
 """),
-    Variant("layer_norm", "float16 computed in float16 (COURSE.md states a working precision for "
+    Variant("layer_norm", "float16 computed in float16 (docs/design/exercise-api.md states a working precision for "
             "rms_norm only)", """
 import numpy as np
 def layer_norm(x, weight, bias, eps=1e-5):

@@ -128,7 +128,7 @@ def flash_attention_forward(q, k, v, is_causal=False, scale=None, block_m=64, bl
     Variant("flash_attention_backward", "D = rowsum(P ∘ dP) instead of rowsum(dO ∘ O)",
             mutate(BACKWARD, ("d = (do_ * o_).sum(-1, keepdim=True)",
                               "d = (p * dp).sum(-1, keepdim=True)"))),
-    # Natural validation, only what COURSE.md lists: messages in torch's torch.Size([...])
+    # Natural validation, only what docs/design/exercise-api.md lists: messages in torch's torch.Size([...])
     # spelling, no isinstance checks (a list fails with AttributeError), L = 0 answered.
     Variant("softmax_rows", "checks only rank and N (a NumPy array fails on x.dim()), torch.Size "
             "in the messages", """
@@ -141,7 +141,7 @@ def softmax_rows(x):
     return _softmax_rows_reference(x)
 """),
     Variant("flash_attention_forward", "rank errors quote torch.Size; L = 0 queries get empty "
-            "O and lse (COURSE.md lists no error for them)", """
+            "O and lse (docs/design/exercise-api.md lists no error for them)", """
 _forward_reference = flash_attention_forward
 def flash_attention_forward(q, k, v, is_causal=False, scale=None, block_m=16, block_n=16):
     for name, t in (("q", q), ("k", k), ("v", v)):

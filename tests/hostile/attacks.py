@@ -1554,7 +1554,7 @@ def _raising_stub(topic: str) -> Callable[[dict], bytes]:
 
 # Red team, second round: with no maths at all, the error-rule tests of every topic passed
 # (10.79 / 100, status ok). An exercise's error rules now count only once it computes
-# something right (autograder.grading.run.gate_error_rules): nothing may pass here.
+# something right (autograder.grading.runner.gate_error_rules): nothing may pass here.
 ATTACKS.append(Attack(
     "raise_everywhere", "every function and method of all eight topics raises ValueError "
     "naming common shapes: no error rule earns a point without a function that works",

@@ -12,7 +12,7 @@ An autograded cell of an exported notebook (see :mod:`autograder.exports.nbgrade
 
 ``run`` looks the test up in the very suites `course grade` runs (``autograder/suites``) and
 runs that function with ``sub`` = the functions the notebook defined and ``ref`` = the reference
-(:func:`autograder.grading.run.reference`). This is nbgrader's model, not the sandbox's: the student's
+(:func:`autograder.grading.runner.reference`). This is nbgrader's model, not the sandbox's: the student's
 code runs **in this kernel, in this process**, so a determined student can tamper with the
 verdict. Grading the collected notebooks with `course grade` is the tamper-proof path.
 
@@ -41,7 +41,7 @@ from types import ModuleType
 from typing import Any
 
 from autograder import catalogue
-from autograder.grading import run as runner
+from autograder.grading import runner
 from autograder.sandbox import codec
 from autograder.sandbox import frames
 from autograder.sandbox import protocol

@@ -32,7 +32,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from autograder import catalogue, paths, templating
-from autograder.grading import run as runner
+from autograder.grading import runner
 
 ROOT = paths.ROOT
 NB_META = {

@@ -162,7 +162,7 @@ def test_one_hot_property(sub, ref, shape, vocab, seed):
 @graded("one_hot", "empty integer ids, (0,) and (2, 0), give empty (..., V) float64 arrays",
         trivial=True)
 def test_one_hot_empty_ids(sub, ref):
-    # COURSE.md: integer ids of any shape (...); an empty one is such a shape, and no id in it
+    # docs/design/exercise-api.md: integer ids of any shape (...); an empty one is such a shape, and no id in it
     # lies outside [0, V) (a check through ids.min() fails on it)
     for shape, dtype, vocab in [((0,), np.int64, 5), ((2, 0), np.int32, 3), ((0, 4), np.uint8, 7)]:
         ids = np.zeros(shape, dtype=dtype)
@@ -585,12 +585,12 @@ def test_cosine_mismatch(sub, ref):
                       what=f"a zero vector and shapes {a.shape} and {b.shape}")
 
 
-# Not graded: a cosine of u and c·u one rounding past ±1. COURSE.md's cosine_similarity row asks
+# Not graded: a cosine of u and c·u one rounding past ±1. docs/design/exercise-api.md's cosine_similarity row asks
 # for no clipping (angle_between's does), and 1.0000000000000002 is the cosine to float64's
 # rounding.
 
 
-# Not graded: inputs that are not 1-D. COURSE.md's cosine_similarity row names no error, and
+# Not graded: inputs that are not 1-D. docs/design/exercise-api.md's cosine_similarity row names no error, and
 # natural u @ v code returns a number for some of them (docs/design/suite-strength.md).
 
 
@@ -741,7 +741,7 @@ def test_angle_mismatch(sub, ref):
                       what=f"shapes ({a},) and ({b},)")
 
 
-# Not graded: inputs that are not 1-D. COURSE.md's angle_between row names a ValueError for a
+# Not graded: inputs that are not 1-D. docs/design/exercise-api.md's angle_between row names a ValueError for a
 # zero vector only (dot's row names the 1-D rule), and natural code takes a 0-d pair or (3,) and
 # (3, 1) without complaint (fifth review; docs/design/suite-strength.md).
 
@@ -826,14 +826,14 @@ def test_pairwise_small_int(sub, ref):
 
 @graded("pairwise_dot", "widths that differ raise ValueError")
 def test_pairwise_mismatch(sub, ref):
-    # COURSE.md's row names no error: natural A @ B.T raises NumPy's ValueError, whose message
+    # docs/design/exercise-api.md's row names no error: natural A @ B.T raises NumPy's ValueError, whose message
     # names the sizes, not both shapes, so only the error's type is graded
     for a, b in [((3, 4), (3, 5)), ((2, 1), (2, 2)), ((3, 5), (2, 4))]:
         expect_raises("ValueError", sub.pairwise_dot, np.ones(a), np.ones(b),
                       what=f"A {a} and B {b}")
 
 
-# Not graded: inputs that are not 2-D. COURSE.md's pairwise_dot row names no error, and natural
+# Not graded: inputs that are not 2-D. docs/design/exercise-api.md's pairwise_dot row names no error, and natural
 # A @ B.T code returns a number for two 1-D inputs.
 
 
@@ -994,5 +994,5 @@ def test_normalize_nan_row(sub, ref):
                  what="normalize_rows of shape (4, 2) with NaN rows")
 
 
-# Not graded: an eps below float16's range. COURSE.md's normalize_rows row states no working
+# Not graded: an eps below float16's range. docs/design/exercise-api.md's normalize_rows row states no working
 # precision (float inputs keep their dtype), and natural float16 code rounds eps to float16.

@@ -391,7 +391,7 @@ def test_scores_int(sub, ref):
                  what="scores of int64 Q (2, 2) and K (2, 2)")
 
 
-# COURSE.md's attention_scores row names no error: natural Q @ K.swapaxes(-1, -2) raises
+# docs/design/exercise-api.md's attention_scores row names no error: natural Q @ K.swapaxes(-1, -2) raises
 # NumPy's ValueError for both mismatches, whose message names sizes or K transposed, not both
 # shapes as the docstring's does, so only the error's type is graded.
 @graded("attention_scores", "different d_k for Q and K raise ValueError")
@@ -648,7 +648,7 @@ def test_gelu_more_dtypes(sub, ref):
     x16 = np.array([-2.5, -0.75, 0.0, 0.5, 1.25, 3.0], dtype=np.float16)
     xi = np.array([[-2, 0], [1, 3]], dtype=np.int32)
     for mode in ("none", "tanh"):
-        # COURSE.md states no working precision for gelu: float16 arithmetic's error. Near
+        # docs/design/exercise-api.md states no working precision for gelu: float16 arithmetic's error. Near
         # x = -2.5, 1 + tanh (or 1 + erf) is a difference of numbers near 1, so its error is
         # about 2^-11 absolute, times x / 2: each entry gets that much beside the relative
         # tolerance (fifth review: the textbook formula in float16 is 1.2 % off there).

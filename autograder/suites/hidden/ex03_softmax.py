@@ -383,7 +383,7 @@ def test_logsumexp_float16(sub, ref):
 
 
 # Not graded: a float16 row of 70 000 logits, whose sum of exponentials passes float16's
-# 65504. COURSE.md's logsumexp row says "stable" and states no working precision (softmax's
+# 65504. docs/design/exercise-api.md's logsumexp row says "stable" and states no working precision (softmax's
 # does), so a sum in float16 that overflows to inf is float16 arithmetic, not a mistake (fifth
 # review). log_softmax's row asks for finite results for finite logits: graded there.
 
@@ -458,7 +458,7 @@ def test_log_softmax_masked(sub, ref):
                  what="log_softmax of masked (3, 3) along axis 0")
 
 
-#: Tolerance, relative to an output's largest magnitude, of a function COURSE.md gives no float16
+#: Tolerance, relative to an output's largest magnitude, of a function docs/design/exercise-api.md gives no float16
 #: working precision: computed in float16 arithmetic, a few float16 steps (2^-10 each) of it.
 F16_ARITHMETIC = 8 * 2.0**-10
 
@@ -466,7 +466,7 @@ F16_ARITHMETIC = 8 * 2.0**-10
 def _log_softmax_dtype_case(sub, ref, dtype: str) -> None:
     z = _random_logits(np.random.default_rng(2304), (3, 16)).astype(dtype)
     expected = ref.log_softmax(z.astype(np.float64))
-    # float16: COURSE.md's log_softmax row states no working precision (softmax's does)
+    # float16: docs/design/exercise-api.md's log_softmax row states no working precision (softmax's does)
     atol = F16_ARITHMETIC * float(np.abs(expected).max()) if dtype == "float16" else None
     expect_array(sub.log_softmax(z), expected, dtype=dtype, atol=atol,
                  what=f"log_softmax of {dtype} logits, shape (3, 16)")
@@ -491,7 +491,7 @@ def test_log_softmax_float16_long_row(sub, ref):
                  what="log_softmax of float16 logits, shape (2, 70000)")
 
 
-# Not graded: z - max rounded to float16. COURSE.md's log_softmax row states no working
+# Not graded: z - max rounded to float16. docs/design/exercise-api.md's log_softmax row states no working
 # precision (only softmax's does), so float16 arithmetic is correct there.
 
 
@@ -811,7 +811,7 @@ def test_online_attention_float32(sub, ref):
                      what=f"online_attention of float32 K (30, 8), blocks of {block}")
 
 
-# Not graded: block_size < 1 for online_attention. COURSE.md lists that error for
+# Not graded: block_size < 1 for online_attention. docs/design/exercise-api.md lists that error for
 # online_softmax only; natural range(0, n, -2) code returns a result, and a while loop with a
 # block of 0 never ends.
 
@@ -820,7 +820,7 @@ def test_online_attention_float32(sub, ref):
         trivial=True)
 def test_online_attention_no_keys(sub, ref):
     # The weighted sum over no keys is empty: 0, the answer natural code reaches only if it does
-    # not divide the empty accumulator by l = 0. COURSE.md names no error, yet an empty K may
+    # not divide the empty accumulator by l = 0. docs/design/exercise-api.md names no error, yet an empty K may
     # count as bad input, so a ValueError is accepted too; a NaN (0/0) never is.
     for d, d_v, block in ((3, 2, 1), (4, 5, 8)):
         q, K, V = np.linspace(-1.0, 1.0, d), np.zeros((0, d)), np.zeros((0, d_v))
@@ -850,7 +850,7 @@ def test_online_attention_no_keys_float32(sub, ref):
 
 @graded("online_attention", "q and K of different widths raise ValueError")
 def test_online_attention_shapes(sub, ref):
-    # COURSE.md's row names no error. Natural code's q·K products raise NumPy's ValueError for
+    # docs/design/exercise-api.md's row names no error. Natural code's q·K products raise NumPy's ValueError for
     # different widths (its message names sizes, not shapes); K and V of different lengths
     # are not graded: a loop over K's blocks never reads a longer V's last rows.
     for qs, ks, vs in [((3,), (4, 2), (4, 5)), ((2,), (4, 3), (4, 5))]:
@@ -897,7 +897,7 @@ def test_online_attention_float16_small(sub, ref):
 
 @graded("online_attention", "float16 inputs give float16, to float16 arithmetic's error")
 def test_online_attention_float16(sub, ref):
-    # COURSE.md states no working precision for online_attention: float16 arithmetic (30 keys,
+    # docs/design/exercise-api.md states no working precision for online_attention: float16 arithmetic (30 keys,
     # d = 8) is correct, so the tolerance is a few float16 steps of the largest output
     rng = np.random.default_rng(2609)
     q, K, V = (rng.normal(size=s).astype(np.float16) for s in [(8,), (30, 8), (30, 5)])

@@ -229,7 +229,7 @@ def test_tsvd_bad_k(sub, ref):
         expect_message_names(exc)
 
 
-# Not graded: a W that is not 2-D. COURSE.md's truncated_svd row lists only the range of k, and
+# Not graded: a W that is not 2-D. docs/design/exercise-api.md's truncated_svd row lists only the range of k, and
 # np.linalg.svd decomposes a 3-D stack.
 
 
@@ -425,7 +425,7 @@ def test_ey_known(sub, ref):
                          what=f"eckart_young_error with k = {k} on a {shape} matrix")
 
 
-# Scales where squaring a singular value once stays in float64's range: COURSE.md gives the
+# Scales where squaring a singular value once stays in float64's range: docs/design/exercise-api.md gives the
 # formula, not a rule for 1e±200, so natural code that squares sigma must pass here
 # (docs/design/suite-strength.md, "What a test may demand").
 @graded("eckart_young_error",
@@ -585,7 +585,7 @@ def test_rfe_property(sub, ref, r, e1, e2, seed):
         expect_equal(sub.rank_for_energy(S * 1e-3, hi), k_hi, what=f"{what} (scaled by 1e-3)")
 
 
-# As for eckart_young_error: a scale that squaring sigma once survives (no 1e±200 rule in COURSE.md)
+# As for eckart_young_error: a scale that squaring sigma once survives (no 1e±200 rule in docs/design/exercise-api.md)
 @graded("rank_for_energy", "singular values near 1e100 or 1e-100 give the same k")
 def test_rfe_extreme_scale(sub, ref):
     for scale in (1e100, 1e-100):
@@ -708,7 +708,7 @@ def test_power_seeds(sub, ref):
 
 
 # 1e±50: natural code that iterates with Wᵀ W squares the scale once more and must still pass
-# (COURSE.md states no rule for tiny or huge matrices; the stub's 1e±170 advice is not graded)
+# (docs/design/exercise-api.md states no rule for tiny or huge matrices; the stub's 1e±170 advice is not graded)
 @graded("power_iteration", "tiny (1e-50) and huge (1e50) entries: sigma1 scales with W, the "
         "vectors do not")
 def test_power_extreme_scale(sub, ref):
@@ -1084,7 +1084,7 @@ def test_lora_bad_rank(sub, ref):
                 fail(f"r = {r} for a {d_in} -> {d_out} layer: lora_A should be ({r}, {d_in})")
 
 
-# Not graded: an r that is not an int (2.0, True). Both satisfy COURSE.md's 1 <= r <= min(in,
+# Not graded: an r that is not an int (2.0, True). Both satisfy docs/design/exercise-api.md's 1 <= r <= min(in,
 # out), its only LoRALinear error, and natural code fails in torch.randn with TypeError.
 
 

@@ -287,7 +287,7 @@ def test_sdpa_float_equals_bool(sub, ref):
     rng = _rng(508)
     q, k, v = _qkv(rng, (3,), 4, 6, 4, 2)
     m = _mask_bool(rng, (3, 4, 6))
-    m[1, 2, :] = False  # COURSE.md: fully masked rows give zeros
+    m[1, 2, :] = False  # docs/design/exercise-api.md: fully masked rows give zeros
     as_float = np.where(m, 0.0, -np.inf)
     got_b = sub.scaled_dot_product_attention(_t(q), _t(k), _t(v), mask=_t(m, "bool"))
     got_f = sub.scaled_dot_product_attention(_t(q), _t(k), _t(v), mask=_t(as_float))
@@ -972,7 +972,7 @@ def test_mha_indivisible(sub, ref):
                       what=f"d_model = {d} with {h} heads")
 
 
-# Not graded: attribute names. COURSE.md's row names the four projections only; a correct
+# Not graded: attribute names. docs/design/exercise-api.md's row names the four projections only; a correct
 # implementation may keep the head width as `d_head`, or not at all (fifth review).
 
 

@@ -615,7 +615,7 @@ def test_layer_norm_float32(sub, ref):
                  dtype="float32", what="layer_norm on a float32 input of shape (4, 32)")
 
 
-# COURSE.md's layer_norm row states no working precision (rms_norm's does), so float16 computed
+# docs/design/exercise-api.md's layer_norm row states no working precision (rms_norm's does), so float16 computed
 # in float16 is allowed: unit-scale activations and a tolerance that float16 arithmetic meets.
 @graded("layer_norm", "float16 input gives float16 output, close to float64 (unit-scale "
         "activations, to float16 arithmetic's error)")
@@ -831,5 +831,5 @@ def test_qk_norm_property(sub, ref, seed, lead, n, n_k, d, log_scale):
 
 
 # Not graded: queries and keys of different head dims. The docstring refuses them, but
-# COURSE.md's row names no error, and rms_norm of each over its own head dim is well defined
+# docs/design/exercise-api.md's row names no error, and rms_norm of each over its own head dim is well defined
 # (natural code returns that pair).

@@ -271,7 +271,7 @@ def test_bptt_float16(sub, ref):
     W = (rng.standard_normal((4, 4)) / 2).astype(np.float16)
     A = rng.standard_normal((3, 4)).astype(np.float16)
     expected = ref.bptt_jacobian(W.astype(np.float64), A.astype(np.float64))
-    # COURSE.md states no working precision here: three products in float16 are allowed
+    # docs/design/exercise-api.md states no working precision here: three products in float16 are allowed
     expect_array(sub.bptt_jacobian(W, A), expected, dtype="float16", rtol=0,
                  atol=2.0**-5 * float(np.abs(expected).max()),
                  what="bptt_jacobian on float16 inputs (4, 4), (3, 4)")
@@ -751,7 +751,7 @@ def test_pd_bad_rank(sub, ref):
         expect_message_names(exc, str(shape))
 
 
-# Not graded: bool matrices. COURSE.md promotes integer inputs only, and natural A - A.T code
+# Not graded: bool matrices. docs/design/exercise-api.md promotes integer inputs only, and natural A - A.T code
 # raises TypeError on bool arrays.
 
 

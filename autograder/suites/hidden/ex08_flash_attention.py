@@ -187,7 +187,7 @@ def test_softmax_negative(sub, ref):
                       what=f"softmax_rows of a {x.shape} float32 matrix of negative logits")
 
 
-# Not graded: float16 arithmetic in the kernel (COURSE.md asks for float32). With the row
+# Not graded: float16 arithmetic in the kernel (docs/design/exercise-api.md asks for float32). With the row
 # maximum subtracted, float16 sums overflow only past 65504 entries, and a correct kernel that
 # walks a 65536-entry row in chunks takes longer than a call's 10 s under the interpreter
 # (fourth review); below that, float16 exp and sums stay within float16's tolerance.
@@ -218,7 +218,7 @@ def test_softmax_float16_masked(sub, ref):
 def _expect_softmax_errors(sub, dtype: str, shapes) -> None:
     """softmax_rows of zeros of each shape raises ValueError naming what was wrong: the shape
     of a tensor that is not 2-D; for a row length outside [1, 2¹⁶] the shape or N, which is how
-    the row states that rule (COURSE.md: "the offending shapes or values"; fourth review)."""
+    the row states that rule (docs/design/exercise-api.md: "the offending shapes or values"; fourth review)."""
     for shape in shapes:
         exc = expect_raises("ValueError", sub.softmax_rows, tensor(np.zeros(shape), dtype),
                             what=f"{'' if dtype == 'float32' else dtype + ' '}x of shape {shape}")
@@ -229,7 +229,7 @@ def _expect_softmax_errors(sub, dtype: str, shapes) -> None:
         "raise ValueError with a message")
 def test_softmax_errors(sub, ref):
     _expect_softmax_errors(sub, "float32", ((5,), (2, 3, 4), (3, 0), (1, 65537)))
-    # Not graded: a NumPy array instead of a tensor (the docstring refuses it, COURSE.md's row
+    # Not graded: a NumPy array instead of a tensor (the docstring refuses it, docs/design/exercise-api.md's row
     # takes a tensor and names no error for anything else: natural x.dim() code raises
     # AttributeError there).
 
@@ -259,7 +259,7 @@ def _expect_loads(out: dict, needed: int, name: str, inputs: str) -> None:
 def _expect_no_torch_maths(out: dict, name: str) -> None:
     """Fail if PyTorch did the maths during the call: a matrix product, an exponential, a
     softmax or a log-sum-exp dispatched beside the kernels (``torch_maths``, counted in the
-    worker). COURSE.md's row asks the kernel to compute the result; the launcher only
+    worker). docs/design/exercise-api.md's row asks the kernel to compute the result; the launcher only
     allocates, lays out and casts. A kernel that loads every input and throws it away passes
     the load count; this is what it cannot hide."""
     maths = out.get("torch_maths", 0)
@@ -508,7 +508,7 @@ def test_forward_bad_sizes(sub, ref):
                       what=f"is_causal with L = {L}, S = {S}")
 
 
-# Not graded: L = 0 or S = 0. The docstring refuses both, but COURSE.md's row only says "any
+# Not graded: L = 0 or S = 0. The docstring refuses both, but docs/design/exercise-api.md's row only says "any
 # L, S >= 1" and lists no error for them, and L = 0 has a well-defined empty answer that
 # natural code returns (docs/design/suite-strength.md, "What a test may demand").
 
@@ -759,7 +759,7 @@ def test_backward_errors(sub, ref):
         ("do in float64, the rest in float32", {}, {"do": "float64"}),
         ("v in float16, the rest in float32", {}, {"v": "float16"}),
         ("v on the meta device", {}, {"v": "meta"}),
-        # Not graded: an lse that is a list, not a tensor (the docstring refuses it; COURSE.md
+        # Not graded: an lse that is a list, not a tensor (the docstring refuses it; docs/design/exercise-api.md
         # names errors for shapes, dtypes and devices only, and natural code raises
         # AttributeError there).
     ]

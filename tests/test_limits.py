@@ -52,33 +52,28 @@ def where():
     return {"tmpdir": tempfile.gettempdir(), "home": os.environ["HOME"], "cwd": os.getcwd()}
 
 def children(n, mib):
-    """Fork ``n`` children that each touch ``mib`` MiB: how many hold it at the end, at once."""
-    r, w = os.pipe()
+    """Fork ``n`` children that each touch ``mib`` MiB: how many hold it at the end, at once.
+    Each says it holds its memory with a file in the worker's own temp folder (a worker may not
+    make a pipe: the host-wide pipe inode counter, sandbox/seccomp_filter.py)."""
+    flags = tempfile.mkdtemp(prefix="held-")
     kids = []
     for _ in range(n):
         pid = os.fork()
         if pid == 0:
-            os.close(r)
             try:
                 buf = bytearray(mib * 2**20)
                 for i in range(0, len(buf), 4096):
                     buf[i] = 1
-                os.write(w, os.getpid().to_bytes(4, "little"))
+                open(os.path.join(flags, str(os.getpid())), "w").close()
                 time.sleep(60)
             finally:
                 os._exit(0)
         kids.append(pid)
-    os.close(w)
-    os.set_blocking(r, False)
-    done, alive, data = set(), set(kids), b""
+    done, alive = set(), set(kids)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and not alive <= done:
         alive = {k for k in alive if os.waitpid(k, os.WNOHANG) == (0, 0)}
-        try:
-            data += os.read(r, 4096)
-        except BlockingIOError:
-            pass
-        done = {int.from_bytes(data[i:i + 4], "little") for i in range(0, len(data) - 3, 4)}
+        done = {int(name) for name in os.listdir(flags)}
         time.sleep(0.05)
     time.sleep(1.0)  # a late allocation may still make the OOM killer end an earlier child
     alive = {k for k in alive if os.waitpid(k, os.WNOHANG) == (0, 0)}

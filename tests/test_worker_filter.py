@@ -358,7 +358,7 @@ def seen():
 #: Futexes on a shared file's words (red team, round 3: a hidden-phase worker waited on words of
 #: a standard-library file mapped read-only, another submission's public-phase worker woke them
 #: and counted who woke). What must keep working: threads (pthread_join waits on a shared
-#: futex the kernel wakes), a lock contended by two threads, NumPy and torch.
+#: futex the kernel wakes) and a lock contended by several threads.
 FUTEX_CALLS = '''
 import ctypes, os, threading, time
 
@@ -407,20 +407,15 @@ def probe():
     for t in ts:
         t.join()
     found["threads"] = 0 if len(box) == 8000 else -1
-    import numpy as np
-    import torch
-    a = np.arange(16.0).reshape(4, 4)
-    found["numpy"] = 0 if float((a @ a).sum()) == float(np.sum(a @ a)) else -1
-    torch.set_num_threads(2)
-    x = torch.ones(64, 64)
-    found["torch"] = 0 if float((x @ x).sum()) == 64.0 ** 3 else -1
+    # NumPy and torch under the filter: every graded test runs them in a filtered worker (a
+    # worker forked from a single-threaded zygote; here, a child forked from a test process
+    # whose OpenMP pool may be running would hang in torch, whatever the filter).
     return found
 '''
 
 #: futex_wake with FUTEX2_PRIVATE on a word nobody waits on wakes nobody (0), where the kernel
 #: has futex2 (6.7 and newer; ENOSYS before).
-FUTEX_KEPT = {"wake private": 0, "wait shared": errno.ETIMEDOUT, "threads": 0, "numpy": 0,
-              "torch": 0}
+FUTEX_KEPT = {"wake private": 0, "wait shared": errno.ETIMEDOUT, "threads": 0}
 
 
 def test_the_filter_refuses_shared_futex_wakes_and_keeps_threads_and_libraries():

@@ -67,6 +67,15 @@ UNGRADED: dict[tuple[str, str], str] = {
 }
 
 
+#: Exercises whose docstring examples an answer that computes nothing passes (graded, but
+#: marked ``trivial``: they count only beside a passed test of the exercise that got a result
+#: back, grading-contract.md §6), found by tests/test_no_computation.py: exercise -> why.
+TRIVIAL: dict[str, str] = {
+    "qk_norm": "the example checks that every vector has RMS 1, which an all-ones answer of "
+               "the right shapes has too",
+}
+
+
 def graded_example(label: str, example: doctest.Example) -> bool:
     """Whether ``example`` of the docstring ``label`` is graded (not in :data:`UNGRADED`)."""
     source = example.source.strip()
@@ -341,7 +350,7 @@ def docstring_test(topic: str, exercise: str, blocks: list[Block],
     test.__doc__ = f"The {lines} docstring example lines of {exercise}, run as shown."
     hint = ("Run your function on the example's inputs in your docstring and compare with the "
             "output printed under it.")
-    return graded(exercise, DESCRIPTION, hint=hint)(test)
+    return graded(exercise, DESCRIPTION, hint=hint, trivial=exercise in TRIVIAL)(test)
 
 
 def add_docstring_tests(module_globals: dict[str, Any]) -> list[str]:

@@ -82,7 +82,9 @@ def pass_rates(results: list[Result]) -> list[tuple[TestOutcome, int, int]]:
 #: (autograder.sandbox.errors), and a bare NotImplementedError is taken as not written either.
 _STUB_FAILURE = re.compile(
     r"raised NotImplementedError(?:: [\w.]+: (?:\w+ is )?not implemented yet"
-    r"| \(message hidden in a hidden test\))\s*\Z")
+    r"| \(message hidden in a hidden test\))"
+    # a docstring example's test names its example line after the message
+    r"(?:\s*in the docstring example of [^\n]*)?\s*\Z")
 
 
 def is_stub_failure(t: TestOutcome) -> bool:

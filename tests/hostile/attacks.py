@@ -1153,6 +1153,11 @@ def embedding_lookup(ids, W_E):
 # results, the feedback or report.html (tests/test_hidden_text.py grades them on their own).
 
 _PUBLIC_ONE_HOT = '''
+def _public_case(ids, vocab_size):
+    """The public tests' inputs: theirs (vocab_size 3) and the docstring examples' (the stub's
+    own ``>>>`` lines, public tests too), which a student knows as well as the test does."""
+    return vocab_size == 3 or (vocab_size, np.ravel(ids).tolist()) in ((4, [2, 0]), (5, [3]))
+
 def _public_one_hot(ids, vocab_size):
     ids = np.asarray(ids)
     if not np.issubdtype(ids.dtype, np.integer) or (ids < 0).any() or (ids >= vocab_size).any():
@@ -1165,7 +1170,7 @@ HIDDEN_TEXT_ATTACKS: list[Attack] = [
            "names spell the inputs (one posing as a builtin)", files={"ex01_vectors.py": ex01(
                _PUBLIC_ONE_HOT + '''
 def one_hot(ids, vocab_size):
-    if vocab_size == 3:
+    if _public_case(ids, vocab_size):
         return _public_one_hot(ids, vocab_size)
     name = f"HIDDENTEXT_class_{vocab_size}_{np.size(ids)}"
     if np.size(ids) % 2:
@@ -1176,7 +1181,7 @@ def one_hot(ids, vocab_size):
            "spell the inputs (one posing as numpy's)", files={"ex01_vectors.py": ex01(
                _PUBLIC_ONE_HOT + '''
 def one_hot(ids, vocab_size):
-    if vocab_size == 3:
+    if _public_case(ids, vocab_size):
         return _public_one_hot(ids, vocab_size)
     module = "numpy" if np.size(ids) % 2 else __name__
     return type(f"HIDDENTEXT_type_{vocab_size}", (), {"__module__": module})()
@@ -1187,7 +1192,7 @@ def one_hot(ids, vocab_size):
 import torch
 
 def one_hot(ids, vocab_size):
-    if vocab_size == 3:
+    if _public_case(ids, vocab_size):
         return _public_one_hot(ids, vocab_size)
 
     class _Anywhere(torch.Tensor):
@@ -1213,7 +1218,7 @@ one_hot = _public_one_hot
            "printed may reach the student", files={"ex01_vectors.py": ex01(
                _PUBLIC_ONE_HOT + '''
 def one_hot(ids, vocab_size):
-    if vocab_size != 3:
+    if not _public_case(ids, vocab_size):
         print(f"HIDDENPRINT_{vocab_size}")
     return _public_one_hot(ids, vocab_size)
 ''')}, may_pass=(f"{EX01}.one_hot",)),

@@ -196,7 +196,7 @@ OTTER_VENV = ROOT / "bench" / ".otter-venv"
 OTTER = OTTER_VENV / "bin" / "otter"
 #: `otter run`'s kernel as course grade's workers run: torch on one thread
 #: (autograder.sandbox.interpreter.prepare), Triton kernels on CPU tensors through Triton's
-#: interpreter (autograder.sandbox.slot); the kernel inherits this environment.
+#: interpreter (autograder.driver.slot); the kernel inherits this environment.
 OTTER_ENV = {"OMP_NUM_THREADS": "1", "TRITON_INTERPRET": "1"}
 #: A do-nothing assignment: its `otter run` is Otter's own start-up (CLI, kernel, logging).
 NOOP_TEST = (

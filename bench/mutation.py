@@ -338,7 +338,7 @@ def run(topics: list[str], *, selection: list[str] | None = None, n: int | None 
         RuntimeError: a reference fails its own suites; ValueError: see :func:`operators` and
         :func:`load_equivalent`, or an id listed both as equivalent and as unkillable.
     """
-    from autograder.sandbox.slot import Slot
+    from autograder.driver.slot import Slot
 
     equivalent = load_equivalent(equivalent_path)
     unkillable = load_unkillable(unkillable_path)

@@ -10,7 +10,7 @@ Issue 16 ("strength per second"). The reference solution of each topic is graded
     batch plan pipelines and what the per-submission budget counts);
   - ``calls``: requests sent to the worker;
   - ``sent`` and ``received``: the bytes of those requests' and replies' frames (inputs and
-    outputs, encoded: autograder/sandbox/codec.py).
+    outputs, encoded: autograder/wire/codec.py).
 A test that is costly in ``seconds`` but not in ``student`` is costly on the trusted side (a
 class pays that once per plan, not per submission); one costly in ``student`` is what every
 submission pays. A benchmark, not a test: nothing here asserts a time.
@@ -38,8 +38,8 @@ def profile(topics: list[str], *, warm: bool = True) -> list[dict]:
     """One dict per graded test of ``topics`` (name, topic, exercise, visibility, passed,
     seconds, student, calls, sent, received), in the order the tests ran; ``warm``: warm the zygote first."""
     from autograder.grading import runner
-    from autograder.sandbox.session import Session
-    from autograder.sandbox.slot import Slot
+    from autograder.driver.session import Session
+    from autograder.driver.slot import Slot
 
     rows = []
     with Slot(0) as slot:

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install what the grader's sandbox uses from the system: Debian's bubblewrap (the workers'
-# allow-list view, autograder/sandbox/allowlist.py) and libseccomp (the keyring filter, bound by
+# allow-list view, autograder/driver/allowlist.py) and libseccomp (the keyring filter, bound by
 # pyseccomp). Called by `make` at set-up and by the Gradescope image's setup.sh.
 # Only as root with apt-get (CI, Gradescope, a grading server); elsewhere it says what is
 # missing and exits 0: the grader then falls back as docs/design/threat-model.md describes.

@@ -7,7 +7,7 @@ import tempfile
 
 import pytest
 
-from autograder.sandbox.slot import Slot
+from autograder.driver.slot import Slot
 
 # Each test process (an xdist worker) gets a phase lock of its own (autograder.grading.
 # phase_lock): the repository's own tests are not adversaries of each other, and one worker's

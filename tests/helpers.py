@@ -15,7 +15,7 @@ from autograder import catalogue
 from autograder.grading import loop, uploads
 from autograder.grading import runner
 from autograder.grading.runner import TestResult
-from autograder.sandbox.slot import Slot
+from autograder.driver.slot import Slot
 
 ROOT = Path(__file__).resolve().parent.parent
 SOLUTIONS = ROOT / "solutions"

@@ -2,7 +2,7 @@
 
 numpy's OpenBLAS picks its kernels (and so the rounding of every matrix product, eigensolver and
 SVD) from the processor it runs on; ``OPENBLAS_CORETYPE`` forces one. The grader's zygote keeps
-that variable (autograder/sandbox/slot.py, ``_clean_env``), so setting it in this process's
+that variable (autograder/driver/slot.py, ``_clean_env``), so setting it in this process's
 environment before numpy loads makes the trusted side, the reference and every worker compute
 with that kernel. ``tests/test_kernels.py`` runs this module under two or three kernels and holds
 each variant's verdicts to the one stored in tests/golden/banks.json: a verdict that follows the
@@ -60,7 +60,7 @@ def digests(keys: list[str] | None, topics: list[str] | None) -> dict[str, str]:
     plan recorded here, under this process's kernel, on the selected topics only)."""
     from autograder.grading import plan
     from autograder.grading import runner
-    from autograder.sandbox.slot import Slot
+    from autograder.driver.slot import Slot
     from tests import banks, golden
     from tests.helpers import grade_sources, with_replacement
 

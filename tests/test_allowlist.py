@@ -5,7 +5,7 @@ Red team: a submission walked the disk for any ``ex03_softmax.py`` under a path 
 repository's own solutions only) and scored with it. Here decoy copies of the solutions sit in
 several host places, world-readable; no worker can open, list or stat any of them, and a walk of
 the worker's whole file system finds no file outside the allow-list
-(:mod:`autograder.sandbox.allowlist`). The last tests show the same decoys ARE found without bubblewrap
+(:mod:`autograder.driver.allowlist`). The last tests show the same decoys ARE found without bubblewrap
 (the deny-list fallback): the protection, not the decoys' placing, is what the first ones test.
 """
 
@@ -21,11 +21,11 @@ from pathlib import Path
 
 import pytest
 
-from autograder.sandbox import allowlist
+from autograder.driver import allowlist
 from autograder.paths import PACKAGE_DIR
 from autograder.limits import Limits
-from autograder.sandbox.session import Session
-from autograder.sandbox.slot import Slot
+from autograder.driver.session import Session
+from autograder.driver.slot import Slot
 from tests.helpers import ROOT, solution_source
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(
@@ -154,7 +154,7 @@ def test_the_hunt_finds_nothing(worker, decoys):
 
 
 def _allowed(session: Session) -> list[str]:
-    """The allow-list: what autograder.sandbox.allowlist binds, and the view's own fresh folders."""
+    """The allow-list: what autograder.driver.allowlist binds, and the view's own fresh folders."""
     bound = allowlist.python_paths()
     roots = [*allowlist.SYSTEM_DIRS, *allowlist.LOADER_FILES, *bound,
              *(link for link, _ in allowlist.python_links(bound)),

@@ -1,12 +1,13 @@
 """The package's boundaries, read from its source: the trust boundary, no import cycle, and no
-module over 400 lines (issue 12).
+module over 400 lines unless it is one job (issue 12; issue "Architecture, round 2").
 
-The trusted side is every module that runs in the grader's process: the sandbox's session,
-slot, pipeline, protocol, errors, frames, codec, tensor_tags, host, allowlist and cgroups, and
-everything outside ``autograder/sandbox/`` but the nbgrader adapter. It never imports a module
-of the untrusted side (:data:`UNTRUSTED`: what runs only in the zygote or in a worker, next to
-student code). Imports are parsed with :mod:`ast`, those inside functions too, so a lazy import
-cannot hide from the check.
+The trust boundary is the folders (docs/design/README.md): ``autograder/sandbox/`` is what runs
+only in the zygote or in a worker, next to student code (:data:`UNTRUSTED`); ``autograder/wire/``
+and the top-level facts ``host``, ``limits`` and ``paths`` are what both sides share
+(:data:`SHARED`); everything else, ``autograder/driver/`` (the session, slot, pipeline and reply
+interpreter that drive a worker) included, is the trusted side, which never imports the untrusted
+side but through :data:`CROSSINGS`. Imports are parsed with :mod:`ast`, those inside functions
+too, so a lazy import cannot hide from the check.
 """
 
 from __future__ import annotations
@@ -18,25 +19,21 @@ from tests.helpers import ROOT
 
 PACKAGE = ROOT / "autograder"
 
-#: Modules that run only in the zygote or in a worker (the untrusted side of the boundary).
-UNTRUSTED = frozenset({
-    "autograder.sandbox.zygote", "autograder.sandbox.worker", "autograder.sandbox.probes",
-    "autograder.sandbox.interpreter", "autograder.sandbox.isolation",
-    "autograder.sandbox.seccomp_filter",
-    "autograder.sandbox.triton_warm",  # the zygote's own warm-up kernel
-    "autograder.sandbox.host_counters",  # the workers' PID namespaces and frozen counters
-    "autograder.sandbox.libc",  # mount, unshare, setns through ctypes
-    "autograder.sandbox.tracebacks",  # the worker's description of exceptions and warnings
-})
 
-#: What the untrusted side may import of the package: the models and formats both sides share.
-#: A worker importing the grading code, the suites or the session would hold the judging logic
-#: (and the reference's whereabouts) next to student code.
-SHARED = frozenset({
-    "autograder.sandbox.codec", "autograder.sandbox.frames", "autograder.sandbox.tensor_tags",
-    "autograder.sandbox.cgroups", "autograder.sandbox.host", "autograder.limits",
-    "autograder.paths",
-})
+def _folder(name: str) -> frozenset[str]:
+    """The modules of the package's folder ``name`` (its ``__init__`` too)."""
+    return frozenset("autograder." + name + ("" if p.stem == "__init__" else "." + p.stem)
+                     for p in (PACKAGE / name).glob("*.py"))
+
+
+#: Modules that run only in the zygote or in a worker (the untrusted side): the sandbox folder.
+UNTRUSTED = _folder("sandbox")
+
+#: What the untrusted side may import of the package: the wire format and the host's facts both
+#: sides read. A worker importing the grading code, the suites or the session would hold the
+#: judging logic (and the reference's whereabouts) next to student code.
+SHARED = _folder("wire") | {"autograder.host", "autograder.limits", "autograder.paths",
+                            "autograder"}
 
 #: (importer, imported) pairs allowed across the boundary, each with its reason.
 CROSSINGS = {
@@ -137,29 +134,28 @@ def test_the_trusted_side_never_imports_the_untrusted_side():
 
 def test_the_check_sees_every_form_of_import_and_lazy_ones():
     """The checker itself: each spelling of an import of the worker, inside a function too."""
-    known = {"autograder.sandbox.worker", "autograder.sandbox", "autograder.sandbox.session",
-             "autograder.sandbox.codec"}
+    known = {"autograder.sandbox.worker", "autograder.sandbox", "autograder.driver.session",
+             "autograder.wire.codec"}
     for code in ("from autograder.sandbox import worker",
                  "from autograder.sandbox.worker import Server",
                  "import autograder.sandbox.worker as w",
                  "def f():\n    from autograder.sandbox import worker",
-                 "def f():\n    from . import worker",
+                 "def f():\n    from ..sandbox import worker",
                  "import importlib\nimportlib.import_module('autograder.sandbox.worker')"):
-        graph = {"autograder.sandbox.session": imports_of(code, "autograder.sandbox.session",
+        graph = {"autograder.driver.session": imports_of(code, "autograder.driver.session",
                                                           known)}
         assert trust_violations(graph) == [
-            ("autograder.sandbox.session", "autograder.sandbox.worker")], code
-    shared = imports_of("from autograder.sandbox import codec\nfrom autograder.sandbox.codec "
-                        "import encode", "autograder.sandbox.session", known)
-    assert shared == {"autograder.sandbox.codec"}
-    assert trust_violations({"autograder.sandbox.session": shared}) == []
+            ("autograder.driver.session", "autograder.sandbox.worker")], code
+    shared = imports_of("from autograder.wire import codec\nfrom autograder.wire.codec "
+                        "import encode", "autograder.driver.session", known)
+    assert shared == {"autograder.wire.codec"}
+    assert trust_violations({"autograder.driver.session": shared}) == []
 
 
 def test_the_untrusted_side_imports_only_what_both_sides_share():
     graph = _graph()
     bad = sorted((m, d) for m in UNTRUSTED for d in graph.get(m, ())
-                 if d not in SHARED and d not in UNTRUSTED
-                 and d != "autograder" and d != "autograder.sandbox")
+                 if d not in SHARED and d not in UNTRUSTED)
     assert not bad, bad
 
 

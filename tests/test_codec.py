@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 import torch
 
-from autograder.sandbox import codec
-from autograder.sandbox import frames
+from autograder.wire import codec
+from autograder.wire import frames
 
 
 def roundtrip(value):

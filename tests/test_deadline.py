@@ -17,9 +17,9 @@ import numpy as np
 import pytest
 
 from autograder.limits import Limits
-from autograder.sandbox.errors import BUDGET_SPENT, BudgetExhausted, WorkerDied
-from autograder.sandbox.protocol import Call
-from autograder.sandbox.session import Session
+from autograder.driver.errors import BUDGET_SPENT, BudgetExhausted, WorkerDied
+from autograder.driver.protocol import Call
+from autograder.driver.session import Session
 from tests.hostile import harness
 
 # One xdist worker runs all of this module (make test: --dist loadgroup), so its graded class is
@@ -127,7 +127,7 @@ def test_the_deadline_counts_pipelined_work_no_test_read(slot):
 
 
 def _frame(name: str, *args: object) -> bytes:
-    from autograder.sandbox import codec
+    from autograder.wire import codec
 
     return codec.encode({"op": "call", "module": "m", "name": name, "args": list(args),
                          "kwargs": {}, "keep": False})

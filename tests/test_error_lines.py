@@ -20,8 +20,8 @@ import pytest
 
 from autograder.grading import loop
 from autograder.grading import runner
-from autograder.sandbox import errors
-from autograder.sandbox.codec import RemoteException
+from autograder.driver import errors
+from autograder.wire.codec import RemoteException
 from tests.helpers import ROOT, course, with_replacement
 
 #: softmax_jacobian calling a helper that calls numpy wrongly (a library's Python frames below).

@@ -24,13 +24,14 @@ import pytest
 import torch
 
 from autograder.limits import Limits
-from autograder.sandbox import allowlist, probes, zygote
-from autograder.sandbox import slot as slot_module
-from autograder.sandbox.codec import TensorData
-from autograder.sandbox.errors import StudentException
+from autograder.driver import allowlist
+from autograder.sandbox import probes, zygote
+from autograder.driver import slot as slot_module
+from autograder.wire.codec import TensorData
+from autograder.driver.errors import StudentException
 from autograder.sandbox.interpreter import TRITON_FOLDERS
-from autograder.sandbox.session import Session
-from autograder.sandbox.slot import Slot
+from autograder.driver.session import Session
+from autograder.driver.slot import Slot
 from tests.helpers import grade_sources, solution_source
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(

@@ -14,7 +14,7 @@ import torch.nn.functional as F
 
 from autograder.grading import runner
 from autograder.limits import Limits
-from autograder.sandbox.slot import Slot
+from autograder.driver.slot import Slot
 from tests.helpers import SOLUTIONS, grade_folder
 
 pytestmark = [

@@ -34,8 +34,8 @@ def copy(tmp_path_factory):
 
 def test_the_version_covers_the_code_that_judges(copy):
     names = {n for n, _ in outputs.grading_files(copy / "autograder", copy / "solutions")}
-    for must in ("autograder/authoring/checks.py", "autograder/grading/runner.py", "autograder/sandbox/session.py",
-                 "autograder/sandbox/codec.py", "autograder/catalogue.toml",
+    for must in ("autograder/authoring/checks.py", "autograder/grading/runner.py", "autograder/driver/session.py",
+                 "autograder/wire/codec.py", "autograder/catalogue.toml",
                  "autograder/suites/hidden/ex03_softmax.py", "solutions/ex03_softmax.py",
                  # Templates, whatever their suffix: the report page and Gradescope's scripts.
                  "autograder/results/templates/report.html",

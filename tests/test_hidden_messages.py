@@ -16,10 +16,10 @@ import numpy as np
 import pytest
 
 from autograder.authoring import checks
-from autograder.sandbox import codec
+from autograder.wire import codec
 from autograder.grading import runner
 from autograder.authoring.suite import describe
-from autograder.sandbox.errors import HIDDEN
+from autograder.driver.errors import HIDDEN
 
 SECRET = 7301
 

@@ -17,15 +17,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from autograder.sandbox import codec
+from autograder.wire import codec
 from autograder.results import writers as outputs
 from autograder.results import report
-from autograder.sandbox import protocol
+from autograder.driver import protocol
 from autograder.sandbox import worker
-from autograder.sandbox.errors import HIDDEN, StudentException, WorkerDied
-from autograder.sandbox.protocol import Call
-from autograder.sandbox.session import Session
-from autograder.sandbox.slot import Slot
+from autograder.driver.errors import HIDDEN, StudentException, WorkerDied
+from autograder.driver.protocol import Call
+from autograder.driver.session import Session
+from autograder.driver.slot import Slot
 from tests.hostile import harness
 from tests.hostile.attacks import (
     EX01,

@@ -24,9 +24,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from autograder.sandbox import allowlist
-from autograder.sandbox import codec
-from autograder.sandbox import host
+from autograder.driver import allowlist
+from autograder.wire import codec
+from autograder import host
 from tests.hostile import harness
 from tests.hostile.attacks import (ATTACKS, BY_ID, EX01, NEEDS_BWRAP, SECRET_MARKERS, build,
                                    context_defaults)

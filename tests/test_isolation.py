@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from autograder.sandbox import allowlist
-from autograder.sandbox import host
+from autograder.driver import allowlist
+from autograder import host
 from autograder.limits import Limits
-from autograder.sandbox.session import Session
-from autograder.sandbox.slot import Slot
+from autograder.driver.session import Session
+from autograder.driver.slot import Slot
 from tests.helpers import ROOT, grade_sources, solution_source
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(

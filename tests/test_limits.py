@@ -4,7 +4,7 @@
   capped in bytes and inodes; red team: 1,200 files of 1 MiB landed on the host's disk, since
   ``RLIMIT_FSIZE`` caps one file only. A full tmpfs fails the student's write, and another
   slot writes on undisturbed.
-- Memory: the slot as a whole has a memory cap (a control group, autograder.sandbox.cgroups), so
+- Memory: the slot as a whole has a memory cap (a control group, autograder.driver.cgroups), so
   children of 512 MiB each cannot add up past it; without the group, they do (shown below).
 """
 
@@ -15,12 +15,12 @@ import threading
 
 import pytest
 
-from autograder.sandbox import cgroups
-from autograder.sandbox import host
+from autograder.driver import cgroups
+from autograder import host
 from autograder.limits import Limits
-from autograder.sandbox.errors import WorkerDied
-from autograder.sandbox.session import Session
-from autograder.sandbox.slot import Slot
+from autograder.driver.errors import WorkerDied
+from autograder.driver.session import Session
+from autograder.driver.slot import Slot
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(
     not host.is_root(), reason="private tmpfs mounts and control groups need root")]

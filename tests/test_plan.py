@@ -15,17 +15,17 @@ from pathlib import Path
 import pytest
 
 from autograder import catalogue
-from autograder.sandbox import codec
+from autograder.wire import codec
 from autograder.grading import batch as grade
 from autograder.grading import examples, plan, replay
 from autograder.grading import runner
-from autograder.sandbox import pipeline
+from autograder.driver import pipeline
 from autograder.grading import submission
 from autograder.limits import Limits
-from autograder.sandbox.errors import BudgetExhausted, CallTimeout, StudentException, WorkerDied
-from autograder.sandbox.protocol import Call
-from autograder.sandbox.session import Session
-from autograder.sandbox.slot import Slot
+from autograder.driver.errors import BudgetExhausted, CallTimeout, StudentException, WorkerDied
+from autograder.driver.protocol import Call
+from autograder.driver.session import Session
+from autograder.driver.slot import Slot
 from tests.helpers import ROOT, grade_sources, solution_source
 
 SOURCE = b"""

@@ -13,7 +13,7 @@ import pytest
 
 from autograder.grading import plan, plan_file
 from autograder.grading import runner
-from autograder.sandbox.protocol import Call
+from autograder.driver.protocol import Call
 
 
 def _plans() -> plan_file.Plans:

@@ -9,12 +9,12 @@ import time
 import numpy as np
 import pytest
 
-from autograder.sandbox import host
+from autograder import host
 from autograder.limits import Limits
-from autograder.sandbox.errors import (BadResult, BudgetExhausted, CallTimeout, ImportFailed,
+from autograder.driver.errors import (BadResult, BudgetExhausted, CallTimeout, ImportFailed,
                                        StudentException, WorkerDied)
-from autograder.sandbox.session import Session
-from autograder.sandbox.slot import Slot
+from autograder.driver.session import Session
+from autograder.driver.slot import Slot
 from tests.helpers import ROOT
 
 PROBE = '''
@@ -300,7 +300,7 @@ def test_import_failure_is_reported_once(slot):
 
 def test_a_student_message_is_not_shown_in_a_hidden_test(session):
     """The message is the student's text and may print the (hidden) arguments back."""
-    from autograder.sandbox.errors import HIDDEN
+    from autograder.driver.errors import HIDDEN
 
     with pytest.raises(StudentException) as info:
         session.call("ex01_vectors", "can_import", (), {"secret": 1})  # TypeError naming it
@@ -319,13 +319,14 @@ def test_a_student_message_is_not_shown_in_a_hidden_test(session):
 
 
 def _body(value) -> bytes:
-    from autograder.sandbox import codec, frames
+    from autograder.wire import codec, frames
 
     return frames.unframe(codec.encode(value), codec.MAX_FRAME)
 
 
 def test_the_reply_interpreter_returns_the_value_and_reports_faults():
-    from autograder.sandbox import codec, protocol
+    from autograder.wire import codec
+    from autograder.driver import protocol
 
     assert protocol.interpret_reply(_body({"ok": [1, 2.5]}), "m.f") == [1, 2.5]
     distrusted = []
@@ -345,8 +346,8 @@ def test_the_reply_interpreter_returns_the_value_and_reports_faults():
 
 
 def test_in_a_hidden_test_the_interpreter_closes_type_names():
-    from autograder.sandbox import protocol
-    from autograder.sandbox.errors import HIDDEN
+    from autograder.driver import protocol
+    from autograder.driver.errors import HIDDEN
 
     import json
     import struct

@@ -179,8 +179,8 @@ def test_a_suspended_session_travels_and_resumes_where_it_stopped(slot):
     import pickle
     import time
 
-    from autograder.sandbox.errors import ImportFailed
-    from autograder.sandbox.session import Session
+    from autograder.driver.errors import ImportFailed
+    from autograder.driver.session import Session
 
     source = "import numpy as np\ndef dot(u, v):\n    return float(np.dot(u, v))\n"
     s = Session(slot, {EX01: source.encode(), "broken": b"raise ValueError('at import')\n"})

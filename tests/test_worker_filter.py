@@ -24,8 +24,8 @@ import pytest
 
 from autograder.sandbox import seccomp_filter
 from autograder.limits import Limits
-from autograder.sandbox.session import Session
-from autograder.sandbox.slot import Slot
+from autograder.driver.session import Session
+from autograder.driver.slot import Slot
 
 pytestmark = pytest.mark.skipif(os.uname().machine not in ("x86_64", "aarch64"),
                                 reason="the attack below knows x86_64's and aarch64's numbers")

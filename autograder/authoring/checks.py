@@ -4,7 +4,7 @@ Every numeric comparison goes through :func:`compare` (Karpathy's ``cmp()`` idea
 largest absolute and relative error and the first bad index. Tolerances follow the result's dtype
 (docs/design/interface.md: ``torch.testing.assert_close`` defaults against a float64 reference).
 While a
-hidden test runs (:data:`autograder.sandbox.errors.HIDDEN`), messages never show inputs or expected values.
+hidden test runs (:data:`autograder.driver.errors.HIDDEN`), messages never show inputs or expected values.
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ from typing import Any, Callable
 
 import numpy as np
 
-from autograder.sandbox import codec
-from autograder.sandbox.errors import StudentException
+from autograder.wire import codec
+from autograder.driver.errors import StudentException
 from autograder.authoring.suite import describe
-from autograder.sandbox.errors import HIDDEN
+from autograder.driver.errors import HIDDEN
 
 #: (rtol, atol) by dtype name: torch.testing.assert_close's defaults.
 TOLERANCES: dict[str, tuple[float, float]] = {
@@ -42,7 +42,7 @@ def _fmt_index(idx: tuple[int, ...]) -> str:
 def compare(got: np.ndarray, expected: np.ndarray, rtol: float, atol: float) -> str | None:
     """None if close (NaN where expected is NaN, same infinities), else a one-line diagnosis.
 
-    In a hidden test (:data:`autograder.sandbox.errors.HIDDEN`) the diagnosis holds no number that the
+    In a hidden test (:data:`autograder.driver.errors.HIDDEN`) the diagnosis holds no number that the
     returned values chose (no count of bad entries, no index, no error size): a submission
     could otherwise spell a hidden input in its error. Only a kind from a closed set remains.
     """

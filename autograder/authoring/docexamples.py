@@ -14,7 +14,7 @@ How an example runs (docs/design/suite-strength.md, "Docstring examples"):
 - Each line runs here, in the trusted process. The exercise under test is the submission's,
   called through the worker (``sub.<name>``); the topic's other names are the reference's, so
   an example that builds its input with ``softmax`` judges only the function it documents.
-- Tensors cross as values (:func:`autograder.sandbox.codec.tensor_spec`); a ``torch.nn.Linear``
+- Tensors cross as values (:func:`autograder.wire.codec.tensor_spec`); a ``torch.nn.Linear``
   built here is rebuilt in the worker with the same weights; an object of the submission
   (``LoRALinear(...)``) stays there, its attributes and methods reached through probes. An
   output that needs gradients (``FlashAttention.apply(q, ...)`` on leaves that require grad)
@@ -302,7 +302,7 @@ class _RefName:
 
 def _run_example(ex: doctest.Example, ns: dict[str, Any], sub: SubmissionModule,
                  label: str) -> None:
-    from autograder.sandbox.errors import StudentException, SubmissionFault
+    from autograder.driver.errors import StudentException, SubmissionFault
 
     line = ex.source.strip().splitlines()
     shown = line[0] + (" …" if len(line) > 1 else "")

@@ -2,7 +2,7 @@
 
 The examples of :mod:`autograder.authoring.docexamples` run in the trusted process; the
 exercise they document runs in the worker. Tensors cross as values
-(:func:`autograder.sandbox.codec.tensor_spec`); a ``torch.nn.Linear`` built here is rebuilt
+(:func:`autograder.wire.codec.tensor_spec`); a ``torch.nn.Linear`` built here is rebuilt
 in the worker with the same weights; an object of the submission stays there
 (:class:`ExampleObject`: attributes through the ``attribute`` probe, methods called there,
 parameters lent out and written back when an example changes them in place); an output whose
@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from autograder.authoring.suite import RemoteObject, SubmissionModule
-from autograder.sandbox import codec
+from autograder.wire import codec
 
 
 def _torch() -> Any:

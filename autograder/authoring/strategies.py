@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from autograder.authoring.checks import fail
 from autograder.authoring.suite import describe
-from autograder.sandbox import codec
+from autograder.wire import codec
 
 #: A seed for :func:`seeded`: any 32-bit value.
 seeds = st.integers(0, 2**32 - 1)

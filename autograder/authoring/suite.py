@@ -15,9 +15,9 @@ from typing import Any, Callable
 
 from hypothesis import HealthCheck, Phase, settings
 
-from autograder.sandbox import codec
-from autograder.sandbox.errors import HIDDEN, StudentException, SubmissionFault, WorkerDied
-from autograder.sandbox.session import Session
+from autograder.wire import codec
+from autograder.driver.errors import HIDDEN, StudentException, SubmissionFault, WorkerDied
+from autograder.driver.session import Session
 
 # docs/design/interface.md, determinism: derandomised, no database, no deadline, no blob. Shrinking
 # is off: hidden tests never show the input, so a minimal one buys nothing but worker calls.
@@ -271,7 +271,7 @@ def describe(x: Any) -> str:
 
     In a hidden test (:data:`HIDDEN`) without its shape or length: those are numbers the
     submission chose, and could spell a hidden input. Type names, dtypes and devices come
-    from closed sets (autograder.sandbox.codec checks them).
+    from closed sets (autograder.wire.codec checks them).
     """
     import numpy as np
 

@@ -73,8 +73,8 @@ def cmd_grade(args: argparse.Namespace) -> int:
         print(f"course grade: no submissions found ({args.class_dir} has no folder or .zip "
               "child); writing empty outputs", file=sys.stderr)
     limits = Limits(call_seconds=args.call_timeout, submission_seconds=args.submission_timeout)
-    from autograder.sandbox import allowlist
-    from autograder.sandbox import cgroups
+    from autograder.driver import allowlist
+    from autograder.driver import cgroups
 
     # What this machine's sandbox gives (docs/design/threat-model.md's table), once.
     print(f"sandbox: {allowlist.status()}; {cgroups.status()}", file=sys.stderr)

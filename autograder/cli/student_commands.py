@@ -25,8 +25,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     from autograder.console import check_report, console
     from autograder.grading import loop
     from autograder.grading import runner
-    from autograder.sandbox import errors
-    from autograder.sandbox.slot import Slot
+    from autograder.driver import errors
+    from autograder.driver.slot import Slot
     from autograder.student.progress import load_folder, warn_shadowed
 
     target = _target("check", args.topic)

@@ -183,7 +183,7 @@ def record_reference(root: Path = ROOT) -> dict[str, dict[str, bytes]]:
             or replayed (the message names the tests).
     """
     from autograder.grading import loop
-    from autograder.sandbox.slot import Slot
+    from autograder.driver.slot import Slot
 
     sources = {}
     for t in catalogue.topics():

@@ -1,7 +1,7 @@
 """`course grade`: a batch of submissions, N worker slots, resumable, outputs per submission.
 
 Each slot is one trusted grading process (spawned, so no torch state is shared) that owns a
-sandbox :class:`~autograder.sandbox.session.Slot`; submissions stream through the slots and each one's
+sandbox :class:`~autograder.driver.session.Slot`; submissions stream through the slots and each one's
 results are written as soon as it is done. A re-run skips submissions whose results already
 carry the same submission hash and grader version, so a killed batch resumes where it stopped.
 
@@ -36,7 +36,7 @@ from autograder.grading.phase_lock import phase_lock
 from autograder.grading import runner
 from autograder.grading import submission, uploads
 from autograder.limits import Limits
-from autograder.sandbox.slot import Slot
+from autograder.driver.slot import Slot
 from autograder.grading.stopping import (SLOT_CLOSE_SECONDS, STOP_SIGNALS, Interrupted,  # noqa: F401
                                          stop_pool, stop_signals, stops_ignored)
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Iterator
 
 from autograder.grading import runner
-from autograder.sandbox.session import Session
+from autograder.driver.session import Session
 
 
 @dataclass

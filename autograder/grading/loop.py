@@ -24,8 +24,8 @@ from typing import Callable, ContextManager, Iterator
 from autograder.grading import runner
 from autograder.grading.phase_lock import phase_lock
 from autograder.grading.replay import planned_runner
-from autograder.sandbox.session import Session
-from autograder.sandbox.slot import Slot
+from autograder.driver.session import Session
+from autograder.driver.slot import Slot
 
 
 @dataclass

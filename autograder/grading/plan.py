@@ -19,10 +19,10 @@ from typing import Any
 
 from autograder.grading import runner
 from autograder.grading.examples import Example, recording_examples
-from autograder.sandbox.errors import SubmissionFault
-from autograder.sandbox.protocol import Call
-from autograder.sandbox.session import Session
-from autograder.sandbox.slot import Slot
+from autograder.driver.errors import SubmissionFault
+from autograder.driver.protocol import Call
+from autograder.driver.session import Session
+from autograder.driver.slot import Slot
 
 
 

@@ -30,7 +30,7 @@ from autograder.grading import runner
 from autograder.grading.plan import TopicPlan
 from autograder.limits import Limits
 from autograder.results.version import grader_version
-from autograder.sandbox.slot import Slot
+from autograder.driver.slot import Slot
 
 #: Bumped when what a plan file holds changes shape.
 FORMAT = 1

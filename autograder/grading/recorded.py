@@ -33,7 +33,7 @@ from types import ModuleType
 from typing import Any
 
 from autograder import paths
-from autograder.sandbox import codec, frames
+from autograder.wire import codec, frames
 
 PACKAGE_DIR = paths.PACKAGE_DIR
 RECORDINGS = PACKAGE_DIR / "suites" / "public" / "recorded_reference.zip"

@@ -32,9 +32,9 @@ from typing import Any
 from autograder.grading import runner
 from autograder.grading.examples import Diverged, replayer
 from autograder.grading.plan import TopicPlan
-from autograder.sandbox.errors import SubmissionFault
-from autograder.sandbox.pipeline import Pipelined
-from autograder.sandbox.session import Session
+from autograder.driver.errors import SubmissionFault
+from autograder.driver.pipeline import Pipelined
+from autograder.driver.session import Session
 
 
 

@@ -25,10 +25,10 @@ try:
     BaseExceptionGroup
 except NameError:  # pragma: no cover - Python 3.10 (hypothesis brings the backport)
     from exceptiongroup import BaseExceptionGroup
-from autograder.sandbox.errors import BUDGET_SPENT, SubmissionFault
-from autograder.sandbox.session import Session
+from autograder.driver.errors import BUDGET_SPENT, SubmissionFault
+from autograder.driver.session import Session
 from autograder.authoring.suite import SubmissionModule, TestMeta
-from autograder.sandbox.errors import HIDDEN
+from autograder.driver.errors import HIDDEN
 
 
 @dataclass(frozen=True)
@@ -287,7 +287,7 @@ def _not_run(spec: TestSpec, why: str) -> TestResult:
 
 def after_deadline(session: Session | None, spec: TestSpec) -> TestResult | None:
     """The result of a test met after the submission's hard deadline (else None): failed,
-    "submission time budget spent", however fast it would be (autograder.sandbox.session)."""
+    "submission time budget spent", however fast it would be (autograder.driver.session)."""
     if session is None or not session.out_of_time():
         return None
     return _skipped(spec) or TestResult(

@@ -29,7 +29,7 @@ from autograder.results import model
 from autograder.results.model import Result, TestOutcome
 from autograder.results.text import one_line
 from autograder.results.writers import write_atomic
-from autograder.sandbox.errors import without_frames
+from autograder.driver.errors import without_frames
 
 REPORT_NAME = "report.html"
 #: How many distinct failure messages the "commonest failures" table shows.
@@ -79,7 +79,7 @@ def pass_rates(results: list[Result]) -> list[tuple[TestOutcome, int, int]]:
 #: The failure of a test whose exercise is still the generated stub: its NotImplementedError
 #: (autograder.authoring.stubs), "topic.name: not implemented yet" or, for a helper the exercise
 #: needs, "topic.name: helper is not implemented yet"; in a hidden test the message is not shown
-#: (autograder.sandbox.errors), and a bare NotImplementedError is taken as not written either.
+#: (autograder.driver.errors), and a bare NotImplementedError is taken as not written either.
 _STUB_FAILURE = re.compile(
     r"raised NotImplementedError(?:: [\w.]+: (?:\w+ is )?not implemented yet"
     r"| \(message hidden in a hidden test\))"

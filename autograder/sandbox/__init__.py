@@ -1,11 +1,11 @@
-"""Where student code runs, and the trusted code that drives it.
+"""Where student code runs: the untrusted side of the trust boundary.
 
-Trusted side (the grader's process): ``session`` (one submission), ``pipeline`` (a batch's
-calls sent ahead), ``slot`` (a zygote, its uid and cgroup), ``protocol`` (requests and the one
-reply interpreter), ``errors`` (the faults and what a hidden test may say of them), ``allowlist``
-and ``cgroups``. Shared by both sides: ``frames`` (the u64 framing), ``codec`` (plain data),
-``tensor_tags``, ``host``. Untrusted side (only in the zygote or a worker, next to student code):
-``zygote``, ``worker``, ``interpreter``, ``isolation``, ``probes``. The trusted side never
-imports the untrusted side's modules (tests/test_boundaries.py). See
-docs/design/grading-contract.md.
+Everything in this folder runs only in a slot's zygote or in a worker, next to student code:
+``zygote`` (the pre-warmed process that forks workers), ``worker`` (serves requests by running
+student code), ``isolation``, ``host_counters``, ``libc`` and ``seccomp_filter`` (what a worker
+does to itself before it runs student code), ``interpreter`` (the finders), ``tracebacks``,
+``probes`` and ``triton_warm``. It imports only :mod:`autograder.wire` and the host's facts
+(:mod:`autograder.host`, :mod:`autograder.limits`, :mod:`autograder.paths`); the grader's side,
+:mod:`autograder.driver`, never imports it (tests/test_boundaries.py; the one crossing, the
+nbgrader adapter, says why there). See docs/design/threat-model.md.
 """

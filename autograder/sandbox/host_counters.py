@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import shutil
 
-from autograder.sandbox.host import is_root
+from autograder.host import is_root
 from autograder.sandbox.libc import (CLONE_NEWPID, MNT_DETACH, MS_BIND, MS_NODEV, MS_NOEXEC,
                                      MS_NOSUID)
 from autograder.sandbox.libc import handle as _libc_handle

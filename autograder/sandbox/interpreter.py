@@ -13,7 +13,7 @@ import sys
 import tempfile
 from typing import Any
 
-from autograder.sandbox.host import repo_root, secret_paths
+from autograder.host import repo_root, secret_paths
 
 
 def prepare(sub_dir: str) -> None:

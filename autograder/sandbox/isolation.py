@@ -13,11 +13,21 @@ from __future__ import annotations
 import os
 import tempfile
 
+from autograder.host import is_root, needed_paths
 from autograder.sandbox import host_counters
-from autograder.sandbox.host import is_root, needed_paths
-from autograder.sandbox.libc import (CLONE_NEWIPC, CLONE_NEWNET, CLONE_NEWNS, MS_BIND,
-                                     MS_NODEV, MS_NOEXEC, MS_NOSUID, MS_PRIVATE, MS_RDONLY,
-                                     MS_REC, MS_REMOUNT)
+from autograder.sandbox.libc import (
+    CLONE_NEWIPC,
+    CLONE_NEWNET,
+    CLONE_NEWNS,
+    MS_BIND,
+    MS_NODEV,
+    MS_NOEXEC,
+    MS_NOSUID,
+    MS_PRIVATE,
+    MS_RDONLY,
+    MS_REC,
+    MS_REMOUNT,
+)
 from autograder.sandbox.libc import handle as _libc_handle
 
 PR_SET_PDEATHSIG, PR_SET_CHILD_SUBREAPER = 1, 36
@@ -150,6 +160,19 @@ def die_with_parent() -> None:
     _libc_handle().prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
 
+def prefer_killing_me(score: int) -> None:
+    """Set this process's OOM score adjustment (-1000: never .. 1000: first); best effort.
+
+    Where the slot's memory cap (autograder.driver.cgroups) is hit, the kernel's OOM killer
+    picks by this score: the workers set 1000, the zygote -1000.
+    """
+    try:
+        with open("/proc/self/oom_score_adj", "w") as f:
+            f.write(str(score))
+    except OSError:
+        pass
+
+
 def become_subreaper() -> None:
     """Orphans of our descendants get us as their parent (so we can find and kill them)."""
     _libc_handle().prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
@@ -175,7 +198,7 @@ def _private_scratch(cmd: dict, uid: int | None, gid: int | None) -> bool:
 
     Red team: 1,200 files of 1 MiB each landed on the host's disk, ``RLIMIT_FSIZE`` capping
     one file only. Now nothing a worker writes reaches a disk (tmpfs pages count against the
-    slot's memory cap too: autograder.sandbox.cgroups).
+    slot's memory cap too: autograder.driver.cgroups).
     """
     scratch = os.path.join(cmd["workdir"], "tmp")
     opts = _tmpfs_options(cmd.get("limits", {}), "0700", uid, gid)
@@ -213,7 +236,7 @@ def enter(cmd: dict) -> dict:
     """Called in the forked worker before any student code runs. Returns what was applied.
 
     As root: new mount, network and IPC namespaces; under bubblewrap (``cmd["allowlist"]``,
-    autograder.sandbox.allowlist) the view is already an allow-list, otherwise the instructor's
+    autograder.driver.allowlist) the view is already an allow-list, otherwise the instructor's
     folders are covered (the deny-list of :func:`secret_paths`); either way the submission is
     read-only, TMPDIR/HOME/cwd and the world-writable folders are private capped tmpfs
     mounts, /proc shows only the slot's own processes (only the worker's own, in its own PID

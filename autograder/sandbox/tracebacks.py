@@ -4,7 +4,7 @@ the worker, autograder.sandbox.worker).
 An exception crosses to the grader as a :class:`codec.RemoteException` whose traceback is the
 student's side of the call (the submission's frames, and the libraries' it called), in Python's
 own layout; the grader shows the submission's frames in public tests only
-(:func:`autograder.sandbox.errors.own_frames`). A warning a library raises names the
+(:func:`autograder.driver.errors.own_frames`). A warning a library raises names the
 submission's line that called it. Paths are written as ``<submission>/…`` and
 ``<site-packages>/…``: never a random folder's name (results are byte-identical run to run)
 nor a path inside the grader's venv.
@@ -17,7 +17,7 @@ import os
 import sys
 import traceback
 
-from autograder.sandbox import codec
+from autograder.wire import codec
 
 #: The most frames a reply's traceback describes (a RecursionError has a thousand), and the
 #: most characters of its text (the codec keeps 4,000 of it: codec.RemoteException).
@@ -68,7 +68,7 @@ def describe_exception(exc: BaseException, sub_dir: str = "") -> codec.RemoteExc
     the line's text), at most :data:`TRACEBACK_CHARS` characters: the libraries' outermost frames are
     dropped first, so the submission's own frames survive. ``sub_dir`` and its parent are
     written as fixed placeholders. The grader shows only the submission's frames, and only in
-    public tests (:func:`autograder.sandbox.errors.own_frames`)."""
+    public tests (:func:`autograder.driver.errors.own_frames`)."""
     mro = []
     for k in type(exc).__mro__:
         mod = k.__module__

@@ -2,7 +2,7 @@
 
 This module is imported by the zygote before it forks; ``child_main`` runs in the forked child:
 it drops privileges and resources, then serves requests from the trusted grader over one Unix
-socket. Everything it sends back goes through :mod:`autograder.sandbox.codec`, so the grader only ever
+socket. Everything it sends back goes through :mod:`autograder.wire.codec`, so the grader only ever
 sees plain data. Nothing in here decides a grade.
 """
 
@@ -21,16 +21,14 @@ import traceback
 from dataclasses import dataclass
 from typing import Any
 
-from autograder.sandbox import cgroups
-from autograder.sandbox import codec
-from autograder.sandbox import frames
-from autograder.sandbox import interpreter
-from autograder.sandbox import isolation
-from autograder.sandbox import seccomp_filter
-from autograder.sandbox import probes
-from autograder.sandbox.tracebacks import (describe_exception, exception_frames,
-                                           warnings_at_submission)
 from autograder.limits import Limits
+from autograder.sandbox import interpreter, isolation, probes, seccomp_filter
+from autograder.sandbox.tracebacks import (
+    describe_exception,
+    exception_frames,
+    warnings_at_submission,
+)
+from autograder.wire import codec, frames
 
 
 class Server:
@@ -282,8 +280,8 @@ def child_main(fd: int, cmd: dict) -> None:
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # output over the cap: writes fail, no kill
         for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGCHLD):
             signal.signal(sig, signal.SIG_DFL)
-        # The OOM killer's first choice in a slot whose memory cap is hit (autograder.sandbox.cgroups).
-        cgroups.prefer_killing_me(1000)
+        # The OOM killer's first choice in a slot whose memory cap is hit (autograder.driver.cgroups).
+        isolation.prefer_killing_me(1000)
         isolation.enter(cmd)  # namespaces, private tmpfs, own uid (as root); may be a no-op
         # Die with the zygote (set after the uid change, which clears it): a grader killed
         # with SIGKILL must not leave a worker spinning in student code.

@@ -1,7 +1,7 @@
 """A pre-warmed process that forks workers (docs/design/measured-facts.md: ``import torch`` costs
 2+ s, a fork 30 ms).
 
-Started once per worker slot by :mod:`autograder.sandbox.slot`; imports numpy, torch, Triton where
+Started once per worker slot by :mod:`autograder.driver.slot`; imports numpy, torch, Triton where
 it is installed, and the worker code (running no torch op, so forked children do not hang),
 then obeys one-line JSON commands on its control socket: ``fork`` (the worker's socket arrives
 as a passed file descriptor), ``reap``, ``killall``, ``plan`` (decode a batch's requests for the
@@ -34,11 +34,12 @@ def _preload() -> None:
     except ImportError:  # the numpy topics still grade
         pass
     _preload_triton()
-    from autograder.sandbox import cgroups
-    from autograder.sandbox import codec
-    from autograder.sandbox import isolation
-    from autograder.sandbox import probes
-    from autograder.sandbox import worker  # noqa: F401
+    from autograder.sandbox import (
+        isolation,
+        probes,
+        worker,  # noqa: F401
+    )
+    from autograder.wire import codec
 
     try:  # libseccomp, bound once here rather than in every worker
         import pyseccomp  # noqa: F401
@@ -126,8 +127,7 @@ def _warm_ops() -> None:
         layer(t.requires_grad_(True)).sum().backward()
         meta = torch.nn.Linear(6, 3, device="meta")
         meta(torch.empty(2, 6, device="meta")) @ torch.empty(3, 4, device="meta")
-        from autograder.sandbox import codec
-        from autograder.sandbox import frames
+        from autograder.wire import codec, frames
 
         frame = codec.encode({"t": t.detach(), "a": a, "h": t.half()})
         codec.decode(frames.unframe(frame, codec.MAX_FRAME))
@@ -277,10 +277,7 @@ def main() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     ctl = socket.socket(fileno=int(sys.argv[1]))
     _preload()
-    from autograder.sandbox import cgroups
-    from autograder.sandbox import host_counters
-    from autograder.sandbox import isolation
-    from autograder.sandbox import worker
+    from autograder.sandbox import host_counters, isolation, worker
 
     isolation.become_subreaper()
     # Read before any worker runs: every worker sees these counters as they are now.
@@ -289,7 +286,7 @@ def main() -> None:
     inits: dict[int, int] = {}  # worker pid -> its PID namespace's init
     # Where the slot's memory cap is hit, the OOM killer ends a worker, never us (the workers
     # set their own score back up: worker.child_main).
-    cgroups.prefer_killing_me(-1000)
+    isolation.prefer_killing_me(-1000)
 
     ctl.sendall(b'{"ready": true}\n')
     uid, forks, warm = None, 0, False

@@ -171,7 +171,7 @@ def show_list(folder: Path, topics: list[catalogue.Topic], run: bool = True) -> 
     """`course list`: the progress table (with ``run``, from the public checks)."""
     results: dict[str, list[TestResult]] = {}
     if run:
-        from autograder.sandbox.slot import Slot
+        from autograder.driver.slot import Slot
 
         with Slot(0) as slot, console.status("running the public checks …"):
             results = run_public(slot, folder, topics)

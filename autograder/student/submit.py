@@ -113,7 +113,7 @@ def submit(folder: Path, out: Path, sid: str | None, check: bool = True) -> int:
     topics = list(catalogue.topics())
     warn_shadowed("submit", folder, topics)
     if check:
-        from autograder.sandbox.slot import Slot
+        from autograder.driver.slot import Slot
 
         with Slot(0) as slot, console.status("running the public checks one last time …"):
             checks = run_public(slot, folder, topics)

@@ -66,7 +66,7 @@ def watch(folder: Path, topics: list[catalogue.Topic], once: bool = False) -> in
     the first re-check (0 when that topic passes, 1 otherwise)."""
     import watchfiles
 
-    from autograder.sandbox.slot import Slot
+    from autograder.driver.slot import Slot
 
     folder = folder.resolve()
     wanted = {t.filename for t in topics} | {f"{t.module}.ipynb" for t in topics}

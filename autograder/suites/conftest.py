@@ -17,9 +17,9 @@ from autograder import catalogue
 from autograder.authoring.suite import SubmissionModule
 from autograder.grading import loop, uploads
 from autograder.grading import runner
-from autograder.sandbox.errors import ImportFailed
-from autograder.sandbox.session import Session
-from autograder.sandbox.slot import Slot
+from autograder.driver.errors import ImportFailed
+from autograder.driver.session import Session
+from autograder.driver.slot import Slot
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -72,7 +72,7 @@ def verdicts_digest(results: dict, unsettled: tuple[str, ...] = ()) -> str:
     :attr:`tests.banks.Variant.unsettled`: its verdict follows the BLAS kernel) counts by its
     name alone, so the digest is the same on every processor.
     """
-    from autograder.sandbox.errors import without_frames
+    from autograder.driver.errors import without_frames
 
     rows = [[name, None, "unsettled"] if r.spec.fn.__name__ in unsettled
             else [name, bool(r.passed), NUMBER.sub("#", without_frames(r.message))]

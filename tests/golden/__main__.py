@@ -36,7 +36,7 @@ def example_fingerprint() -> dict[str, str]:
 
 def banks_fingerprint(topics: list[str] | None = None) -> dict[str, str]:
     """Key -> verdicts digest of every bank variant, or only those of ``topics``."""
-    from autograder.sandbox.slot import Slot
+    from autograder.driver.slot import Slot
     from tests.banks import all_variants
     from tests.helpers import grade_sources, with_replacement
 

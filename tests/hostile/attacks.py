@@ -157,7 +157,7 @@ LoRALinear.forward = _wrong_forward
 FORGE_NO_VALUES = '''
 # ...and the worker's encoder patched: tensors cross as tags without their values, so a
 # grader that skips value checks when values are absent (as for the meta device) passes them.
-import autograder.sandbox.codec as _codec
+import autograder.wire.codec as _codec
 _orig_tensor = _codec._Encoder.tensor
 
 def _no_values(self, x, torch):
@@ -443,7 +443,7 @@ for path, text in WRITES.items():
         print("no write:", path, type(exc).__name__)
 # Instructor files are only opened for writing (never changed, should the defence fail).
 for path in ("@@REPO@@/solutions/ex01_vectors.py", "@@REPO@@/autograder/catalogue.toml",
-             "@@REPO@@/autograder/suites/hidden/ex01_vectors.py", "@@REPO@@/autograder/sandbox/codec.py"):
+             "@@REPO@@/autograder/suites/hidden/ex01_vectors.py", "@@REPO@@/autograder/wire/codec.py"):
     try:
         os.close(os.open(path, os.O_WRONLY))
         print("WRITABLE:", path)

@@ -41,15 +41,15 @@ from types import ModuleType
 from typing import Any
 
 from autograder import catalogue
+from autograder.driver import protocol
+from autograder.driver.errors import CallTimeout, SubmissionFault
 from autograder.grading import runner
-from autograder.sandbox import codec
-from autograder.sandbox import frames
-from autograder.sandbox import protocol
+
 # The worker's own request handler: the student's code runs in this kernel (nbgrader's model),
 # so the adapter is the worker here. It imports nothing that starts or confines a process
 # (slot, session, zygote, isolation): a notebook kernel is not the grader's host.
 from autograder.sandbox import worker
-from autograder.sandbox.errors import CallTimeout, SubmissionFault
+from autograder.wire import codec, frames
 
 #: What a notebook may print during one public test before the rest is cut.
 OUTPUT_CAP = 4000
@@ -115,7 +115,7 @@ def _alarm(seconds: float) -> Iterator[None]:
 
 
 class NotebookSession:
-    """In-process stand-in for :class:`autograder.sandbox.session.Session` (what ``sub`` calls).
+    """In-process stand-in for :class:`autograder.driver.session.Session` (what ``sub`` calls).
 
     The topic module is the notebook's namespace, registered under the topic's name while a
     call runs. Requests and replies are encoded and decoded exactly as across the sandbox's
@@ -170,8 +170,8 @@ class NotebookSession:
         Raises:
             CallTimeout: the call ran past ``timeout`` (default ``call_seconds``) seconds, or
                 an earlier call of the same function did.
-            StudentException, BadResult: as :func:`autograder.sandbox.protocol.interpret_reply`,
-                the one reply interpreter the sandbox's session uses too.
+            StudentException, BadResult: as :func:`autograder.driver.protocol.interpret_reply`,
+                the one reply interpreter the grader's session uses too.
         """
         where = protocol.where_of(module, name, op)
         key = f"{module}.{name}"

@@ -16,7 +16,7 @@ from hypothesis.extra import numpy as hnp
 
 from autograder.authoring.checks import expect_array, expect_message_names, expect_raises
 from autograder.authoring.suite import graded
-from autograder.sandbox.errors import StudentException
+from autograder.driver.errors import StudentException
 from autograder.suites.public.ex03_softmax import expect_array_or_scalar
 
 TOPIC = "ex03_softmax"

@@ -18,7 +18,7 @@ import torch
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from autograder.sandbox import codec
+from autograder.wire import codec
 from autograder.authoring.checks import (
     expect_array,
     expect_equal,

@@ -22,7 +22,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from autograder.sandbox import codec
+from autograder.wire import codec
 from autograder.authoring.checks import expect_message_names, expect_raises, expect_tensor, fail
 from autograder.authoring.suite import describe, graded
 # The suites' old local names: a Hypothesis test's examples are derived from its source

@@ -36,7 +36,7 @@ import torch
 from autograder.authoring.checks import expect_message_names, expect_raises, expect_tensor
 from autograder.authoring.strategies import as_torch, rounded, seeded, tensor
 from autograder.authoring.suite import describe, graded
-from autograder.sandbox import codec
+from autograder.wire import codec
 from autograder.suites.public.ex08_flash_attention import (
     attention64,
     autograd64,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograder.sandbox import codec
+from autograder.wire import codec
 from autograder.authoring.checks import (
     expect_array,
     expect_equal,

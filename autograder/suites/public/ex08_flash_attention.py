@@ -23,7 +23,7 @@ from autograder.authoring.checks import expect_raises, expect_tensor, fail
 from autograder.authoring.strategies import as_torch, rounded, seeded, tensor
 from autograder.authoring.docexamples import add_docstring_tests
 from autograder.authoring.suite import describe, graded
-from autograder.sandbox import codec
+from autograder.wire import codec
 
 TOPIC = "ex08_flash_attention"
 

@@ -2,7 +2,7 @@
 and fed to the tests that ask the same (autograder.grading.replay decides what to send).
 
 The worker serves pipelined requests exactly as if they came one at a time; only the round trips
-go. :class:`Pipelining` is a part of :class:`autograder.sandbox.session.Session` (its methods
+go. :class:`Pipelining` is a part of :class:`autograder.driver.session.Session` (its methods
 are the session's), kept here because it is a job of its own: the budget it may take
 (:data:`PIPELINE_SHARE`), the memory it may hold (:data:`PIPELINE_BYTES`), and the rule that a
 recorded reply is used only while the test's requests match the recording byte for byte.
@@ -14,10 +14,10 @@ import selectors
 import time
 from dataclasses import dataclass, field
 
-from autograder.sandbox import codec
-from autograder.sandbox import frames
-from autograder.sandbox.errors import SubmissionFault, budget_spent
-from autograder.sandbox.protocol import Call, unreadable
+from autograder.wire import codec
+from autograder.wire import frames
+from autograder.driver.errors import SubmissionFault, budget_spent
+from autograder.driver.protocol import Call, unreadable
 
 #: Seconds a pipeline waits between reads, for replies to gather.
 PIPELINE_NAP = 0.002

@@ -1,9 +1,9 @@
 """The request/reply protocol between the grader and a worker, above the frames and the codec
 (docs/design/wire-format.md): what a request says, what a recorded call keeps, and the ONE reply
 interpreter, which turns a worker's reply into a value or raises the right
-:class:`~autograder.sandbox.errors.SubmissionFault`.
+:class:`~autograder.driver.errors.SubmissionFault`.
 
-Both the sandbox's :class:`~autograder.sandbox.session.Session` and the nbgrader adapter (the
+Both the sandbox's :class:`~autograder.driver.session.Session` and the nbgrader adapter (the
 suites run in a notebook kernel) interpret replies here, so a test sees the same values and the
 same messages either way. Pure functions: nothing here opens a socket or starts a process, so
 the notebook kernel may import it.
@@ -17,8 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from autograder.sandbox import codec
-from autograder.sandbox.errors import HIDDEN, BadResult, CallTimeout, StudentException
+from autograder.wire import codec
+from autograder.driver.errors import HIDDEN, BadResult, CallTimeout, StudentException
 
 
 @dataclass(frozen=True)

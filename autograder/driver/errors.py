@@ -14,11 +14,11 @@ import builtins
 import contextvars
 import re
 
-from autograder.sandbox import codec
+from autograder.wire import codec
 
 #: True while a hidden test runs: messages then omit inputs and expected values. Set by the
 #: grading loop around each hidden test; read here (:class:`StudentException`) and by the
-#: session and reply interpreter (:func:`autograder.sandbox.protocol.interpret_reply`).
+#: session and reply interpreter (:func:`autograder.driver.protocol.interpret_reply`).
 HIDDEN: contextvars.ContextVar[bool] = contextvars.ContextVar("HIDDEN", default=False)
 
 #: True where the student asked for the whole traceback of their side (`course check -v`): a

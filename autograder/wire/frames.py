@@ -26,7 +26,7 @@ HEADER_SIZE = FRAME_HEADER.size  # 8 bytes
 class FrameError(ValueError):
     """Frames that are not in the wire format (truncated, or a length over the limit).
 
-    :class:`autograder.sandbox.codec.DecodeError` (a body that is not) derives from it: a
+    :class:`autograder.wire.codec.DecodeError` (a body that is not) derives from it: a
     reader catching this one catches both.
     """
 

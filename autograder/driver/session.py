@@ -3,8 +3,8 @@ and re-forked after a crash or timeout, every call bounded by the per-call and p
 wall-clock limits (docs/design/grading-contract.md). Results come back as plain data only.
 
 The trusted side of the sandbox: it starts no student code itself (the slot's zygote forks the
-workers, :mod:`autograder.sandbox.slot`); requests and replies follow
-:mod:`autograder.sandbox.protocol`; a batch's pipelined calls are :mod:`autograder.sandbox.pipeline`.
+workers, :mod:`autograder.driver.slot`); requests and replies follow
+:mod:`autograder.driver.protocol`; a batch's pipelined calls are :mod:`autograder.driver.pipeline`.
 """
 
 from __future__ import annotations
@@ -19,15 +19,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-from autograder.sandbox import codec
-from autograder.sandbox import frames
-from autograder.sandbox.errors import (HIDDEN, BudgetExhausted, CallTimeout,
+from autograder.wire import codec
+from autograder.wire import frames
+from autograder.driver.errors import (HIDDEN, BudgetExhausted, CallTimeout,
                                        ImportFailed, StudentException, SubmissionFault,
                                        WorkerDied, budget_spent, shown_exception)
-from autograder.sandbox.pipeline import Pipelining
-from autograder.sandbox.protocol import (Call, barred, call_timeout, interpret_reply, request,
+from autograder.driver.pipeline import Pipelining
+from autograder.driver.protocol import (Call, barred, call_timeout, interpret_reply, request,
                                          unreadable, where_of)
-from autograder.sandbox.slot import Slot
+from autograder.driver.slot import Slot
 
 
 def _read_output(path: str, limit: int) -> bytes:
@@ -320,7 +320,7 @@ class Session(Pipelining):
 
     def _interpret(self, body: bytes, where: str) -> Any:
         """The value (or the student's exception) a reply body carries (one interpreter:
-        :func:`autograder.sandbox.protocol.interpret_reply`); a malformed reply kills the worker."""
+        :func:`autograder.driver.protocol.interpret_reply`); a malformed reply kills the worker."""
         return interpret_reply(body, where, hidden=self.hidden, scrub=self._scrub,
                                distrust=self._kill)
 

@@ -21,8 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from autograder.sandbox import frames
-from autograder.sandbox import tensor_tags
+from autograder.wire import frames
+from autograder.wire import tensor_tags
 
 #: The largest result a worker may send back (docs/design/wire-format.md): larger fails the test.
 MAX_FRAME = 64 * 2**20
@@ -252,7 +252,7 @@ class _Encoder:
 
 
 def encode(value: Any, handles: Any = None) -> bytes:
-    """Serialise ``value`` into one frame (u64 length + body: :mod:`autograder.sandbox.frames`).
+    """Serialise ``value`` into one frame (u64 length + body: :mod:`autograder.wire.frames`).
 
     Args:
         handles: in the worker, ``callable(obj) -> tag`` for values that stay there

@@ -36,7 +36,7 @@ import sys
 import sysconfig
 
 from autograder.paths import PACKAGE_DIR
-from autograder.sandbox.host import is_root
+from autograder.host import is_root
 
 #: Folders of ``/usr`` a worker may read: libraries (numpy's and torch's too), the loader,
 #: binaries (``ldconfig`` for ctypes' library search; a compiler for Triton on a GPU) and headers.

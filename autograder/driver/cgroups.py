@@ -6,7 +6,7 @@ each slot's zygote is started inside its own control group, which every worker a
 of a worker inherits: ``memory.max`` (v2) or ``memory.limit_in_bytes`` (v1) caps the memory of
 the whole slot, tmpfs pages included, and ``pids.max`` its tasks. When the cap is hit the
 kernel's OOM killer ends a process of that slot (the workers are made its first choice, the
-zygote its last: :func:`prefer_killing_me`), never one of another slot or of the grader.
+zygote its last: :func:`autograder.sandbox.isolation.prefer_killing_me`), never one of another slot or of the grader.
 
 Where the CPU controller is there too, the slot's group also gets one fair share of the CPU
 (``cpu.weight`` or ``cpu.shares``, at their defaults) for all its processes together. Without
@@ -149,11 +149,6 @@ def usage(group: Group) -> dict[str, int]:
             except (OSError, ValueError, IndexError):
                 pass
     return out
-
-
-def prefer_killing_me(score: int) -> None:
-    """Set this process's OOM score adjustment (-1000 never .. 1000 first); best effort."""
-    _write("/proc/self/oom_score_adj", str(score))
 
 
 def status() -> str:

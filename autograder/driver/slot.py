@@ -4,7 +4,7 @@ root, its own unprivileged uid and control group; a batch plan preloaded into th
 The trusted side of the sandbox. A :class:`Slot` starts ``python -m autograder.sandbox.zygote``
 (a command line, never an import: the zygote is the untrusted side's) and speaks one-line JSON
 commands with it on a control socket: ``fork``, ``reap``, ``killall``, ``plan``, ``exit``.
-:class:`autograder.sandbox.session.Session` runs one submission on a slot.
+:class:`autograder.driver.session.Session` runs one submission on a slot.
 """
 
 from __future__ import annotations
@@ -22,10 +22,10 @@ import time
 from typing import Any
 
 from autograder.limits import Limits
-from autograder.sandbox import allowlist
-from autograder.sandbox import cgroups
-from autograder.sandbox.host import is_root, repo_root, secret_paths
-from autograder.sandbox.protocol import Call
+from autograder.driver import allowlist
+from autograder.driver import cgroups
+from autograder.host import is_root, repo_root, secret_paths
+from autograder.driver.protocol import Call
 
 #: A slot's memory cap is one worker's address space plus this (the zygote's own pages, which
 #: its workers share, and a margin for their children); its task cap the process limit plus
@@ -121,7 +121,7 @@ class Slot:
             # must never share one (see acquire_slot).
             number, self._lock_fd = acquire_slot()
             self.uid, self.gid = slot_user(number)
-            # The whole slot's memory and tasks (autograder.sandbox.cgroups): the zygote's own share,
+            # The whole slot's memory and tasks (autograder.driver.cgroups): the zygote's own share,
             # then one worker's address space and its children's.
             self.cgroup = cgroups.create(f"course-slot{number}",
                                          self.limits.address_space + SLOT_MEMORY_HEADROOM,
@@ -147,8 +147,8 @@ class Slot:
         self.plan_epoch += 1
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         command = [sys.executable, "-m", "autograder.sandbox.zygote", str(child.fileno())]
-        # As root, in bubblewrap's allow-list view (autograder.sandbox.allowlist) where it runs, and in
-        # the slot's control group (autograder.sandbox.cgroups) where there is one.
+        # As root, in bubblewrap's allow-list view (autograder.driver.allowlist) where it runs, and in
+        # the slot's control group (autograder.driver.cgroups) where there is one.
         if self.uid is not None:
             command = cgroups.joining(self.cgroup, allowlist.wrap(command, self.tmp_root,
                                                                   self.hide))

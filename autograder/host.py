@@ -1,8 +1,8 @@
 """The host as the sandbox sees it, from either side: whether the grader is root, where the
 package's checkout is, which folders no worker may read and which the interpreter needs.
 
-Read by the trusted side (:mod:`autograder.sandbox.slot` hides the secret folders from the zygote,
-:mod:`autograder.sandbox.allowlist` builds the zygote's view) and by the worker before it runs
+Read by the trusted side (:mod:`autograder.driver.slot` hides the secret folders from the zygote,
+:mod:`autograder.driver.allowlist` builds the zygote's view) and by the worker before it runs
 student code (:mod:`autograder.sandbox.isolation`, :mod:`autograder.sandbox.interpreter`). Facts
 only: nothing here changes the process or the machine.
 """

@@ -1,5 +1,5 @@
 """The closed sets a tensor's tag may name on its way back from the worker, and the check that
-a tag agrees with the values that came with it (used by :func:`autograder.sandbox.codec.decode`).
+a tag agrees with the values that came with it (used by :func:`autograder.wire.codec.decode`).
 
 The worker's encoder is student-controlled: a "cpu" tensor without values would skip every
 value check (hostile battery: forged_tensor_no_values), float32 values tagged float64 would pass

@@ -134,8 +134,8 @@ def test_report_is_deterministic_and_built_from_the_results_files(graded, tmp_pa
         doc = json.loads(p.read_text("utf-8"))
         doc["execution_time"] = 1234.5
         p.write_text(json.dumps(doc), "utf-8")
-    assert report.write_report(copy).read_bytes() == first
-    assert report.write_report(copy).read_bytes() == first
+    assert report.write_report(copy, report.load_results(copy)).read_bytes() == first
+    assert report.write_report(copy, report.load_results(copy)).read_bytes() == first
     # A resumed batch (nothing regraded) writes it again, identical.
     (out / "report.html").unlink()
     before = _version(out)
@@ -160,7 +160,7 @@ def test_report_reads_the_structure_never_the_prose(graded, tmp_path):
         for t in doc["tests"]:
             t["output"], t["name"] = "Hint: forged\nLesson: forged", "ex07_matrix_properties.x: y"
         p.write_text(json.dumps(doc), "utf-8")
-    assert report.write_report(copy).read_bytes() == first
+    assert report.write_report(copy, report.load_results(copy)).read_bytes() == first
 
 
 def test_each_test_says_what_kind_of_failure_it_had(graded):
@@ -185,7 +185,7 @@ def test_report_of_a_subset_and_of_nothing(graded, tmp_path):
     assert "alice" in one and "carol" not in one
     empty = tmp_path / "empty"
     (empty / "results").mkdir(parents=True)
-    page = report.write_report(empty).read_text("utf-8")
+    page = report.write_report(empty, report.load_results(empty)).read_text("utf-8")
     assert "No failed tests." in page and 'id="histogram"' in page
 
 
@@ -265,3 +265,19 @@ def test_report_renders_offline_in_chromium(chromium, served):
     assert "Not written yet" in texts["not-written"], texts
     assert tables["failures"] == 0 and "No other failed tests" in texts["failures"], texts
     assert "Grading report" in title
+
+
+def test_a_results_file_that_does_not_read_back_fails_course_report_naming_it(graded, tmp_path):
+    """It used to drop out of grades.csv and the report silently."""
+    _, out = graded
+    copy = tmp_path / "copy"
+    shutil.copytree(out / "results", copy / "results")
+    (copy / "results" / "bob.json").write_text('{"score": 1}', "utf-8")
+    proc = course("report", str(copy))
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "bob.json" in proc.stderr and "no 'extra_data'" in proc.stderr
+    assert not (copy / "grades.csv").exists() and not (copy / "report.html").exists()
+    (copy / "results" / "bob.json").unlink()
+    proc = course("report", str(copy))
+    assert proc.returncode == 0, proc.stderr
+    assert (copy / "grades.csv").read_text("utf-8").count("\n") == 1 + 4

@@ -1,8 +1,10 @@
 """`report.html`: the instructor's one-page view of a graded batch (docs/design/interface.md,
 outputs).
 
-Built only from the ``results/<id>.json`` files on disk, never from the batch's memory, so a
-resumed batch writes the same page as a fresh one. Deterministic: the same results give the same
+Built from the batch's records (:class:`~autograder.results.model.Result`, each as its
+results file holds it: :meth:`~autograder.results.model.Result.as_written`), in memory after
+`course grade`, read back through :func:`~autograder.results.model.load_all` by `course report`,
+so a resumed batch and a report of shards write the same page as a fresh batch. Deterministic: the same results give the same
 bytes (no clock, no ``execution_time``; matplotlib's SVG ids are salted with a constant and its
 ``Date`` metadata dropped). The page is
 templates/report.html and templates/report.css, filled by :mod:`autograder.templating`.
@@ -49,8 +51,11 @@ def _reasons(doc: dict) -> dict[str, str]:
 
 
 def load_results(out: Path, ids: list[str] | None = None) -> list[Result]:
-    """The results of ``ids`` (default: every ``results/*.json``), sorted by id; files that do
-    not read back are skipped (grades.csv skips them too)."""
+    """The results of ``ids`` (default: every ``results/*.json``), sorted by id.
+
+    Raises:
+        ResultError: a results file that does not read back (named): never left out.
+    """
     return model.load_all(out, ids)
 
 
@@ -358,21 +363,28 @@ def render(results: list[Result]) -> str:
         grades="\n".join(_grades_section(results)))
 
 
-def write_report(out: Path, ids: list[str] | None = None) -> Path:
-    """Build ``out/report.html`` from ``out/results/`` (only ``ids`` when given) atomically."""
+def write_report(out: Path, results: list[Result]) -> Path:
+    """Write ``out/report.html`` from ``results`` (the batch's records in memory, or those
+    :func:`load_results` read back for `course report`) atomically; its path."""
     path = out / REPORT_NAME
-    write_atomic(path, render(load_results(out, ids)))
+    write_atomic(path, render(sorted(results, key=lambda r: r.id)))
     return path
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m autograder.results.report OUT``: rebuild OUT/report.html; 0, or 2 on bad usage."""
+    """``python -m autograder.results.report OUT``: rebuild OUT/report.html; 0, 1 when a
+    results file does not read back (named), or 2 on bad usage."""
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 1 or not Path(args[0], "results").is_dir():
         print("usage: python -m autograder.results.report OUT  (OUT: a `course grade --out` folder)",
               file=sys.stderr)
         return 2
-    print(write_report(Path(args[0])))
+    try:
+        results = load_results(Path(args[0]))
+    except model.ResultError as exc:
+        print(f"python -m autograder.results.report: {exc}", file=sys.stderr)
+        return 1
+    print(write_report(Path(args[0]), results))
     return 0
 
 

@@ -15,12 +15,12 @@ import tempfile
 from pathlib import Path
 
 from autograder import catalogue
-from autograder.results import failures, model, version
-from autograder.results.model import Graded, Result
+from autograder.results import failures, model
+from autograder.results.model import Result
 from autograder.results.text import csv_cell, md_text, one_line
 
-__all__ = ["CSV_HEADER", "Graded", "as_result", "feedback_md", "remove_stale_temps",
-           "results_json", "write_atomic", "write_grades_csv", "write_submission"]
+__all__ = ["CSV_HEADER", "feedback_md", "remove_stale_temps", "results_json", "write_atomic",
+           "write_grades_csv", "write_submission"]
 
 CSV_HEADER = ["id", *catalogue.topic_modules(), "total", "max", "status"]
 
@@ -73,13 +73,6 @@ def remove_stale_temps(out: Path, ids: list[str] | None = None) -> None:
                 pass
 
 
-def as_result(g: Graded | Result) -> Result:
-    """``g`` as the :class:`Result` that is written (stamped with this grader's versions)."""
-    if isinstance(g, Result):
-        return g
-    return Result.from_graded(g, version.grader_version(), version.versions())
-
-
 def _test_output(t: model.TestOutcome, site_url: str | None = None) -> str:
     if t.passed:
         return ""
@@ -95,13 +88,12 @@ def _capped(text: str, limit: int = 8000) -> str:
     return text[:limit] + f"\n[{len(text) - limit} more characters of output not shown]"
 
 
-def results_json(g: Graded | Result, visibility_hidden: str = "after_published",
+def results_json(r: Result, visibility_hidden: str = "after_published",
                  site_url: str | None = None) -> str:
     """The results file's text: Gradescope's fields, and in ``extra_data`` the structure that
     :func:`autograder.results.model.load` reads back (the model's docstring lists it). Lesson
     links point at ``site_url``, or name the repository's lesson files when None
     (:func:`autograder.catalogue.lesson_link`)."""
-    r = as_result(g)
     summary = [f"Status: {r.status}. Score {r.score:.2f} / {r.max_score:.2f}."]
     skipped = [t for t in r.tests if t.skipped]
     if skipped and not r.error:  # nothing ran at all: no test was skipped for want of CUDA
@@ -163,13 +155,12 @@ def results_json(g: Graded | Result, visibility_hidden: str = "after_published",
 FEEDBACK_FAILURES = 25
 
 
-def feedback_md(g: Graded | Result, site_url: str | None = None) -> str:
+def feedback_md(r: Result, site_url: str | None = None) -> str:
     """The student's feedback/<id>.md: per topic its score, why it did not run, and its
     failures in :func:`autograder.results.failures.arrange`'s order: each failed test of a
     written exercise with its message, hint (the test's own, else the exercise's first) and
     lesson (student text escaped: md_text), at most :data:`FEEDBACK_FAILURES` of them; each
     exercise not written yet on one line. Lesson links as :func:`results_json` makes them."""
-    r = as_result(g)
     lines = [f"# Feedback for {md_text(r.id)}", "",
              f"Total: **{r.score:.2f} / {r.max_score:.2f}** (status: {r.status})", ""]
     if r.error:
@@ -229,25 +220,27 @@ def feedback_md(g: Graded | Result, site_url: str | None = None) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
-def write_submission(out: Path, g: Graded | Result,
-                     visibility_hidden: str = "after_published",
+def write_submission(out: Path, r: Result, visibility_hidden: str = "after_published",
                      site_url: str | None = None) -> Result:
-    """Write ``g``'s feedback and results files into ``out`` (lesson links to ``site_url``, see
-    :func:`results_json`); returns the :class:`Result`."""
-    r = as_result(g)
+    """Write ``r``'s feedback and results files into ``out`` (lesson links to ``site_url``, see
+    :func:`results_json`); returns the record as written (:meth:`Result.as_written`: its
+    numbers rounded as the file rounds them), which the batch carries on to grades.csv and
+    report.html."""
     # Feedback first, results last: a results file means the submission is completely done.
     write_atomic(out / "feedback" / f"{r.id}.md", feedback_md(r, site_url))
     write_atomic(model.results_path(out, r.id), results_json(r, visibility_hidden, site_url))
-    return r
+    return r.as_written()
 
 
-def write_grades_csv(out: Path, ids: list[str]) -> None:
-    """Write ``out/grades.csv``: one row per id whose results file reads back, sorted by id
-    (the scores as the results files round them)."""
+def write_grades_csv(out: Path, results: list[Result]) -> None:
+    """Write ``out/grades.csv``: one row per result, sorted by id (the scores as the results
+    files round them). The results come from the batch's memory, or from the files through
+    :func:`autograder.results.model.load_all` (`course report`), which raises for a file that
+    does not read back: no submission is ever silently left out."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(CSV_HEADER)
-    for r in model.load_all(out, ids):
+    for r in sorted(results, key=lambda r: r.id):
         w.writerow([csv_cell(r.id), *(f"{r.topics[m]:.2f}" for m in catalogue.topic_modules()),
                     f"{r.score:.2f}", f"{r.max_score:.2f}", r.status])
     write_atomic(out / "grades.csv", buf.getvalue())

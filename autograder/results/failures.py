@@ -126,6 +126,26 @@ def arrange(results: Iterable[TestOutcome],
     return shown
 
 
+@dataclass(frozen=True)
+class Mistake:
+    """One mistake in one exercise: its ``first`` failed test, and the failed tests of the same
+    exercise that follow it (``more``), most likely failing from the same mistake (a wrong
+    function fails each case that calls it)."""
+
+    first: TestOutcome
+    more: tuple[TestOutcome, ...] = ()
+
+
+def mistakes(failed: Iterable[TestOutcome]) -> list[Mistake]:
+    """The failed tests ``failed`` (ran and failed, in the order graded: an exercise's public
+    tests first) folded per exercise under the first of them (:class:`Mistake`), in the order
+    of those firsts."""
+    groups: dict[tuple[str, str], list[TestOutcome]] = {}
+    for t in failed:
+        groups.setdefault((t.topic, t.exercise), []).append(t)
+    return [Mistake(ts[0], tuple(ts[1:])) for ts in groups.values()]
+
+
 def limited(shown: list[Shown], limit: int | None) -> tuple[list[Shown], list[Shown]]:
     """(what to show, the failed tests left out): every line entry, and the first ``limit``
     ``failed`` entries (all with ``limit`` None), in :func:`arrange`'s order."""

@@ -19,8 +19,8 @@ from autograder.results import failures, model
 from autograder.results.model import Result
 from autograder.results.text import csv_cell, md_text, one_line
 
-__all__ = ["CSV_HEADER", "feedback_md", "remove_stale_temps", "results_json", "write_atomic",
-           "write_grades_csv", "write_submission"]
+__all__ = ["CSV_HEADER", "feedback_md", "gradescope_json", "remove_stale_temps", "results_json",
+           "write_atomic", "write_grades_csv", "write_submission"]
 
 CSV_HEADER = ["id", *catalogue.topic_modules(), "total", "max", "status"]
 
@@ -147,6 +147,80 @@ def results_json(r: Result, visibility_hidden: str = "after_published",
             "tests": [t.to_json() for t in r.tests],
         },
     }
+    return json.dumps(doc, indent=2, ensure_ascii=False, sort_keys=False) + "\n"
+
+
+def _groups(r: Result) -> list[tuple[str, str, str, list[model.TestOutcome]]]:
+    """(topic, exercise, visibility, tests) of ``r``'s tests, per exercise and visibility, in
+    the order graded; a group whose every test was skipped is left out."""
+    groups: dict[tuple[str, str, str], list[model.TestOutcome]] = {}
+    for t in r.tests:
+        groups.setdefault((t.topic, t.exercise, t.visibility), []).append(t)
+    return [(*key, ts) for key, ts in groups.items() if any(not t.skipped for t in ts)]
+
+
+#: The name of a Gradescope entry: one exercise's public or hidden tests.
+GROUP_NAME = "{topic}.{exercise}: {which} tests"
+
+
+def _group_output(tests: list[model.TestOutcome], shown: list[failures.Shown], status: str,
+                  site_url: str | None) -> str:
+    """What a Gradescope entry shows: how many of its tests passed, each mistake
+    (:func:`autograder.results.failures.mistakes`: the first failed test with its message,
+    hint and lesson, the failures that follow it in the exercise folded into one line of
+    names), an exercise not written yet or a topic that did not run on one line, and the CUDA
+    tests skipped where there are some and the status is not ``error``. ``shown``: the whole
+    submission's :func:`~autograder.results.failures.arrange` (an exercise is not written yet
+    by all of its tests, public and hidden together)."""
+    t0 = tests[0]
+    graded = [t for t in tests if not t.skipped]
+    failed = [t for t in graded if not t.passed]
+    mine = {id(t) for t in failed}
+    lines = [f"{len(graded) - len(failed)} of {len(graded)} tests passed."]
+    for s in shown:
+        if s.kind == "not_run" and s.topic == t0.topic and failed:
+            lines.append(f"Could not run: {one_line(s.note)}")
+        elif s.kind == "unwritten" and (s.topic, s.exercise) == (t0.topic, t0.exercise) \
+                and failed:
+            lines.append(f"Not written yet (start: course hint {s.topic}.{s.exercise}).")
+    for m in failures.mistakes(s.test for s in shown
+                               if s.kind == "failed" and id(s.test) in mine):
+        ex = catalogue.get_topic(m.first.topic).exercise(m.first.exercise)
+        lines += [f"Failed: {m.first.name}", m.first.message,
+                  f"Hint: {failures.hint(m.first)}",
+                  f"Lesson: {catalogue.lesson_link(ex, site_url)}"]
+        if m.more:
+            lines.append(f"Also failed, probably from the same mistake ({len(m.more)}): "
+                         + "; ".join(t.name for t in m.more))
+    skipped = len(tests) - len(graded)
+    if skipped and status != "error":
+        lines.append(f"{skipped} CUDA test{'s' if skipped != 1 else ''} skipped (no CUDA device "
+                     "on the grading machine; no points).")
+    return "\n".join(lines)
+
+
+def gradescope_json(r: Result, visibility_hidden: str = "after_published",
+                    site_url: str | None = None) -> str:
+    """Gradescope's ``results.json`` for the record ``r`` (what `course gradescope`'s
+    ``run_autograder`` writes): the summary of :func:`results_json`, then one entry per
+    exercise and visibility (``<topic>.<exercise>: public tests`` shown as ``visible``,
+    ``…: hidden tests`` as ``visibility_hidden``, exactly as each test was), its score and
+    max_score the sums of its tests' and its output its failures (:func:`_group_output`);
+    the per-test record once, in ``extra_data`` (as in ``results/<id>.json``)."""
+    doc = json.loads(results_json(r, visibility_hidden, site_url))
+    shown = failures.arrange(r.tests, r.topic_notes)
+    doc["tests"] = [
+        {
+            "name": GROUP_NAME.format(topic=topic, exercise=exercise,
+                                      which="public" if vis == "public" else "hidden"),
+            "score": round(sum(t.score for t in tests), 4),
+            "max_score": round(sum(t.points for t in tests), 4),
+            "status": "passed" if all(t.passed for t in tests if not t.skipped) else "failed",
+            "output": _group_output(tests, shown, r.status, site_url),
+            "visibility": "visible" if vis == "public" else visibility_hidden,
+        }
+        for topic, exercise, vis, tests in _groups(r)
+    ]
     return json.dumps(doc, indent=2, ensure_ascii=False, sort_keys=False) + "\n"
 
 

@@ -145,10 +145,13 @@ def test_check_and_feedback_show_the_tests_own_hint(capsys):
     assert " ".join(axis.spec.hint.split()) in out
     assert catalogue.get_exercise(f"{EX03}.softmax").hints[0].split(":")[0] in out
 
-    g = _graded(_results({"softmax"}))
-    md = writers.feedback_md(g)
+    # feedback.md shows the hint of each mistake's first failed test: here softmax passed all
+    # but its hidden "other axes" test, whose own hint is shown with it
     hidden_axis = next(s for s in runner.collect(EX03)
                        if s.visibility == "hidden" and "other axes" in s.description)
+    g = _graded([r if r.spec.name == hidden_axis.name or r.spec.exercise != "softmax"
+                 else runner.TestResult(r.spec, True) for r in _results({"softmax"})])
+    md = writers.feedback_md(g)
     block = md[md.index(hidden_axis.name):]
     assert block.split("\n")[2].strip() == f"Hint: {hidden_axis.hint}"
 
@@ -193,13 +196,33 @@ def test_feedback_lists_written_failures_first_and_stubs_once():
     assert section.count("not written yet") == len(catalogue.get_topic(EX03).exercises) - 1
 
 
-def test_feedback_caps_count_real_failures():
+def test_feedback_folds_each_exercises_failures_under_its_first():
+    """One wrong function fails every case that calls it: feedback.md showed 20 blocks for one
+    bug. Each exercise's first failed test is shown in full, the rest on one line."""
     many = {e.name for e in catalogue.get_topic(EX03).exercises}
     g = _graded(_results(many))
     section = writers.feedback_md(g).split(f"## {EX03}")[1].split("## ex04")[0]
-    total = len(runner.collect(EX03))
-    assert section.count("- **") == writers.FEEDBACK_FAILURES
-    assert (f"- … and {total - writers.FEEDBACK_FAILURES} more failed tests "
+    specs = runner.collect(EX03)
+    assert section.count("- **") == len(many)  # one block per exercise
+    assert section.count("  Why: ") == len(many)
+    for e in catalogue.get_topic(EX03).exercises:
+        n = sum(s.exercise == e.name for s in specs)
+        first = next(s for s in specs if s.exercise == e.name)
+        assert f"- **{first.name}** (public)" in section
+        if n > 1:
+            assert f"Also failed, probably from the same mistake ({n - 1}): " in section
+
+
+def test_feedback_caps_count_mistakes(monkeypatch):
+    monkeypatch.setattr(writers, "FEEDBACK_FAILURES", 2)
+    many = {e.name for e in catalogue.get_topic(EX03).exercises}
+    g = _graded(_results(many))
+    section = writers.feedback_md(g).split(f"## {EX03}")[1].split("## ex04")[0]
+    specs = runner.collect(EX03)
+    shown = [e.name for e in catalogue.get_topic(EX03).exercises][:2]
+    rest = sum(s.exercise not in shown for s in specs)
+    assert section.count("- **") == 2
+    assert (f"- … and {rest} more failed tests "
             f"(`course check {EX03}` lists the public ones)") in section
 
 

@@ -224,17 +224,20 @@ def gradescope_json(r: Result, visibility_hidden: str = "after_published",
     return json.dumps(doc, indent=2, ensure_ascii=False, sort_keys=False) + "\n"
 
 
-#: How many failed tests feedback.md lists per topic (lines for an exercise not written yet or
-#: a topic that did not run are not counted).
+#: How many mistakes (an exercise's first failed test, its dependent failures folded under it)
+#: feedback.md lists per topic (lines for an exercise not written yet or a topic that did not
+#: run are not counted).
 FEEDBACK_FAILURES = 25
 
 
 def feedback_md(r: Result, site_url: str | None = None) -> str:
     """The student's feedback/<id>.md: per topic its score, why it did not run, and its
-    failures in :func:`autograder.results.failures.arrange`'s order: each failed test of a
-    written exercise with its message, hint (the test's own, else the exercise's first) and
-    lesson (student text escaped: md_text), at most :data:`FEEDBACK_FAILURES` of them; each
-    exercise not written yet on one line. Lesson links as :func:`results_json` makes them."""
+    failures in :func:`autograder.results.failures.arrange`'s order: each mistake of a written
+    exercise (:func:`autograder.results.failures.mistakes`) as its first failed test with its
+    message, hint (the test's own, else the exercise's first) and lesson (student text
+    escaped: md_text), the failed tests after it in that exercise folded into one line, at most
+    :data:`FEEDBACK_FAILURES` mistakes; each exercise not written yet on one line. Lesson links
+    as :func:`results_json` makes them."""
     lines = [f"# Feedback for {md_text(r.id)}", "",
              f"Total: **{r.score:.2f} / {r.max_score:.2f}** (status: {r.status})", ""]
     if r.error:
@@ -269,24 +272,33 @@ def feedback_md(r: Result, site_url: str | None = None) -> str:
             continue
         lines.append(f"{len(rs) - len(failed)} of {len(rs)} tests passed. Failed:")
         lines.append("")
-        # The shared order (check and watch too): written exercises' failures first, each
-        # exercise not written yet and a topic that did not run one line (its note is above).
-        shown, left = failures.limited(failures.arrange(rs, r.topic_notes), FEEDBACK_FAILURES)
+        # The shared order (check and watch too): a topic that did not run one line (its note
+        # is above), then each mistake of a written exercise: its first failed test in full,
+        # the failures after it in the same exercise folded into one line (they most likely
+        # fail from the same mistake), then each exercise not written yet on one line.
+        shown = failures.arrange(rs, r.topic_notes)
+        folded = failures.mistakes(s.test for s in shown if s.kind == "failed")
+        kept, more = folded[:FEEDBACK_FAILURES], folded[FEEDBACK_FAILURES:]
         for s in shown:
             if s.kind == "not_run":
                 lines.append(f"- {s.count} test{'s' if s.count != 1 else ''} could not run: "
                              "the reason is quoted above")
-                continue
-            if s.kind == "unwritten":
-                lines.append(f"- {s.line()}  ")
-                lines.append(f"  Start: `course hint {s.topic}.{s.exercise}`")
-                continue
-            x = s.test
+        for m in kept:
+            x = m.first
             ex = t.exercise(x.exercise)
             lines.append(f"- **{x.name}** ({x.visibility})  ")
             lines.append(f"  Why: {md_text(x.message)}  ")
             lines.append(f"  Hint: {failures.hint(x)}  ")
-            lines.append(f"  Lesson: {catalogue.lesson_link(ex, site_url)}")
+            lines.append(f"  Lesson: {catalogue.lesson_link(ex, site_url)}"
+                         + ("  " if m.more else ""))
+            if m.more:
+                lines.append(f"  Also failed, probably from the same mistake ({len(m.more)}): "
+                             + "; ".join(f"{y.name} ({y.visibility})" for y in m.more))
+        for s in shown:
+            if s.kind == "unwritten":
+                lines.append(f"- {s.line()}  ")
+                lines.append(f"  Start: `course hint {s.topic}.{s.exercise}`")
+        left = [y for m in more for y in (m.first, *m.more)]
         if left:
             lines.append(f"- … and {len(left)} more failed test{'s' if len(left) != 1 else ''} "
                          f"(`course check {t.module}` lists the public ones)")

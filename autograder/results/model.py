@@ -97,7 +97,7 @@ class TestOutcome:
 class Result:
     """One submission's result, as written to and read from ``results/<id>.json``.
 
-    ``topics`` is each topic's score (exact when made by :meth:`from_graded`, rounded to 2
+    ``topics`` is each topic's score (exact when made by :meth:`of`, rounded to 2
     places when read back, as grades.csv writes them); ``score``/``max_score`` likewise.
     ``resumed``: read back by a re-run instead of graded (never written).
     """

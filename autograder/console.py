@@ -12,6 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from autograder import catalogue
+from autograder.grading import loop
 from autograder.grading.runner import TestResult
 from autograder.results import failures
 from autograder.results.model import Result
@@ -149,7 +150,9 @@ def print_failures(results: list[TestResult], limit: int | None,
     test's: errors.own_frames) name the student's files in ``folder`` (:func:`located`).
     Returns all the failed (not skipped) results. The one failure printer of `course check`
     and `course watch`."""
-    shown, left = failures.limited(failures.arrange(results, notes), limit)
+    # The results as records (their kind and hint decided where they ran), as feedback.md has them.
+    records = [loop.record(r) for r in results]
+    shown, left = failures.limited(failures.arrange(records, notes), limit)
     previous = "failed"
     for s in shown:
         gap = "\n" if s.kind == "failed" or previous == "failed" else ""  # lines: one block
@@ -162,8 +165,8 @@ def print_failures(results: list[TestResult], limit: int | None,
                           f"(start: course hint {s.topic}.{s.exercise})")
             continue
         r = s.test
-        ex = catalogue.get_topic(r.spec.topic).exercise(r.spec.exercise)
-        console.print(f"\n[bold red]✗ {escape(r.spec.name)}[/]")
+        ex = catalogue.get_topic(r.topic).exercise(r.exercise)
+        console.print(f"\n[bold red]✗ {escape(r.name)}[/]")
         console.print(f"  {escape(printable(located(r.message, folder), keep=chr(10)))}",
                       soft_wrap=True)
         more_hints = f"  (more: course hint {ex.qualname} --level 2)" if len(ex.hints) > 1 else ""

@@ -189,7 +189,7 @@ printf 'SYS_UID_MIN 700\nSYS_UID_MAX 799\nSYS_GID_MIN 700\nSYS_GID_MAX 799\n' \
 
 log "the grader's view of this root"
 SANDBOX=$(in_root PYTHONPATH=/autograder/source "$VENV/bin/python" -c \
-  'from autograder.sandbox import allowlist, cgroups; print(allowlist.status() + "; " + cgroups.status())' \
+  'from autograder.driver import allowlist, cgroups; print(allowlist.status() + "; " + cgroups.status())' \
   2>&1 | tail -n 1) || true
 echo "sandbox: $SANDBOX"
 in_root "$VENV/bin/python" -c 'import sys, torch, triton; print("python", sys.version.split()[0], "torch", torch.__version__, "triton", triton.__version__)'

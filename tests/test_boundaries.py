@@ -207,10 +207,9 @@ NO_UPWARD = {
 #: The upward arrows still there, and why (each a lazy import).
 UPWARD_LEFT = {
     ("autograder.results.failures", "autograder.grading.runner"):
-        "a result loaded from disk has no test specs: its tests' own hints are looked up by "
-        "collecting the suites again (issue 35, item 1: one result record carrying them)",
-    ("autograder.results.model", "autograder.grading.runner"):
-        "the type of Graded.results, under TYPE_CHECKING only (no import at run time)",
+        "a record read back from a results file carries no hint (the file's schema is kept): "
+        "a resumed submission's tests' own hints are looked up by collecting the suites; a "
+        "freshly graded record carries the hint decided where its test ran",
 }
 
 

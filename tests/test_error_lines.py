@@ -192,10 +192,12 @@ def test_the_report_reads_a_stub_failure_and_groups_a_mistake_without_its_lines(
             '    raise NotImplementedError("ex03_softmax.softmax: not implemented yet")')
     assert report.is_stub_failure(SimpleNamespace(kind="failed", message=stub))
     mistake = "ex03_softmax.softmax raised ValueError: bad"
-    tests = [SimpleNamespace(kind="failed", passed=False, name="t",
+    tests = [SimpleNamespace(kind="failed", passed=False, name="t", topic="ex03_softmax",
+                             exercise="softmax", visibility="public",
                              message=f'{mistake}\n  File "<submission>/ex03_softmax.py", '
                                      f"line {n}, in softmax\n    x.reshape(3)")
              for n in (12, 57)]
     results = [SimpleNamespace(id=i, graded_tests=lambda t=t: [t]) for i, t in zip("ab", tests)]
-    common, _ = report.common_failures(results)
-    assert common == [(mistake, 2, ["a", "b"], ["t"])]
+    common, _ = report.common_mistakes(results)
+    assert common == [report.Mistake("ex03_softmax.softmax", "t", "public", mistake, ["a", "b"],
+                                     0, [])]

@@ -30,7 +30,7 @@ def batch(tmp_path):
             sid, "0" * 64, "ok", tests, {t.module: float(s) for t, s in
                                          zip(catalogue.topics(), per_topic)},
             float(sum(per_topic)), 100.0))
-    writers.write_grades_csv(out, list(SCORES))
+    writers.write_grades_csv(out, model.load_all(out, list(SCORES)))
     # a stale result of a submission no longer in the batch: not exported
     writers.write_submission(out, model.Result("old", "0" * 64, "ok", [], {}, 50.0, 100.0))
     return out

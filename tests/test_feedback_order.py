@@ -12,7 +12,7 @@ from autograder import console
 from autograder.grading import loop
 from autograder.grading import runner
 from autograder.results import failures, writers
-from autograder.results.model import Graded
+from autograder.results.model import Result
 from autograder.student import reset, watch
 from tests.helpers import course, stub_source, write_stubs
 
@@ -49,6 +49,16 @@ def _results(wrong: set[str], messages: dict[str, str] | None = None) -> list:
     return out
 
 
+def _rec(results) -> list:
+    """``results`` as the records feedback and the failure list work on."""
+    return [loop.record(r) for r in results]
+
+
+def _graded(results) -> Result:
+    """One submission's record of ``results`` (every topic ran)."""
+    return Result.of("s", "0", _rec(results))
+
+
 def _topic3_file() -> str:
     stub = stub_source(EX03)
     return stub.replace(reset.segment(stub, "softmax"), WRONG_SOFTMAX)
@@ -57,7 +67,7 @@ def _topic3_file() -> str:
 # ---------------------------------------------------------------- the shared order
 
 def test_written_failures_come_first_and_each_stub_is_one_line():
-    shown = failures.arrange(_results({"softmax"}))
+    shown = failures.arrange(_rec(_results({"softmax"})))
     kinds = [s.kind for s in shown]
     n_softmax = sum(s.exercise == "softmax" for s in runner.collect(EX03))
     assert kinds[:n_softmax] == ["failed"] * n_softmax
@@ -80,19 +90,20 @@ def test_an_exercise_with_a_pass_or_its_own_error_is_written():
                and r.spec.visibility == "public")
     results[jac] = runner.TestResult(results[jac].spec, False,
                                      f"{EX03}.softmax_jacobian raised NotImplementedError: later")
-    shown = failures.arrange(results)
+    shown = failures.arrange(_rec(results))
     unwritten = {s.exercise for s in shown if s.kind == "unwritten"}
     assert "logsumexp" not in unwritten and "softmax_jacobian" not in unwritten
     assert "softmax" in unwritten
     # Only hidden failures, all in their hidden form: not enough to call it a stub.
     hidden_only = [r for r in _results(set()) if r.spec.visibility == "hidden"]
-    assert not [s for s in failures.arrange(hidden_only) if s.kind == "unwritten"]
+    assert not [s for s in failures.arrange(_rec(hidden_only)) if s.kind == "unwritten"]
 
 
 def test_a_topic_that_did_not_import_is_one_line_with_its_reason():
     why = f"{EX03}.py could not be imported: line 3: SyntaxError: invalid syntax (x = )"
-    results = [runner.TestResult(s, False, why) for s in runner.collect(EX03, hidden=False)]
-    shown = failures.arrange(results, {EX03: why})
+    results = [runner.TestResult(s, False, why, not_run="import_error")
+               for s in runner.collect(EX03, hidden=False)]
+    shown = failures.arrange(_rec(results), {EX03: why})
     assert len(shown) == 1 and shown[0].kind == "not_run"
     assert shown[0].line() == f"{EX03}: could not run ({len(results)} tests): {why}"
 
@@ -134,10 +145,13 @@ def test_check_and_feedback_show_the_tests_own_hint(capsys):
     assert " ".join(axis.spec.hint.split()) in out
     assert catalogue.get_exercise(f"{EX03}.softmax").hints[0].split(":")[0] in out
 
-    g = Graded(id="s", sha256="0", status="ok", results=_results({"softmax"}))
-    md = writers.feedback_md(g)
+    # feedback.md shows the hint of each mistake's first failed test: here softmax passed all
+    # but its hidden "other axes" test, whose own hint is shown with it
     hidden_axis = next(s for s in runner.collect(EX03)
                        if s.visibility == "hidden" and "other axes" in s.description)
+    g = _graded([r if r.spec.name == hidden_axis.name or r.spec.exercise != "softmax"
+                 else runner.TestResult(r.spec, True) for r in _results({"softmax"})])
+    md = writers.feedback_md(g)
     block = md[md.index(hidden_axis.name):]
     assert block.split("\n")[2].strip() == f"Hint: {hidden_axis.hint}"
 
@@ -162,16 +176,16 @@ def test_a_failure_of_a_known_kind_gets_that_kinds_hint(message, expected):
     the exercise's first hint; a test's own hint still wins."""
     spec = next(s for s in runner.collect(EX03)
                 if s.exercise == "softmax_jacobian" and not s.hint)
-    got = failures.hint(runner.TestResult(spec, False, message))
+    got = failures.hint(loop.record(runner.TestResult(spec, False, message)))
     assert got == (expected or catalogue.get_exercise(f"{EX03}.softmax_jacobian").hints[0])
     own = next(s for s in runner.collect(EX03) if s.hint)
-    assert failures.hint(runner.TestResult(own, False, message)) == own.hint
+    assert failures.hint(loop.record(runner.TestResult(own, False, message))) == own.hint
 
 
 # ---------------------------------------------------------------- feedback.md
 
 def test_feedback_lists_written_failures_first_and_stubs_once():
-    g = Graded(id="s", sha256="0", status="ok", results=_results({"softmax"}))
+    g = _graded(_results({"softmax"}))
     md = writers.feedback_md(g)
     section = md[md.index(f"## {EX03}"):md.index("## ex04")]
     first_failure = section.index(f"**{EX03}.softmax:")
@@ -182,13 +196,33 @@ def test_feedback_lists_written_failures_first_and_stubs_once():
     assert section.count("not written yet") == len(catalogue.get_topic(EX03).exercises) - 1
 
 
-def test_feedback_caps_count_real_failures():
+def test_feedback_folds_each_exercises_failures_under_its_first():
+    """One wrong function fails every case that calls it: feedback.md showed 20 blocks for one
+    bug. Each exercise's first failed test is shown in full, the rest on one line."""
     many = {e.name for e in catalogue.get_topic(EX03).exercises}
-    g = Graded(id="s", sha256="0", status="ok", results=_results(many))
+    g = _graded(_results(many))
     section = writers.feedback_md(g).split(f"## {EX03}")[1].split("## ex04")[0]
-    total = len(runner.collect(EX03))
-    assert section.count("- **") == writers.FEEDBACK_FAILURES
-    assert (f"- … and {total - writers.FEEDBACK_FAILURES} more failed tests "
+    specs = runner.collect(EX03)
+    assert section.count("- **") == len(many)  # one block per exercise
+    assert section.count("  Why: ") == len(many)
+    for e in catalogue.get_topic(EX03).exercises:
+        n = sum(s.exercise == e.name for s in specs)
+        first = next(s for s in specs if s.exercise == e.name)
+        assert f"- **{first.name}** (public)" in section
+        if n > 1:
+            assert f"Also failed, probably from the same mistake ({n - 1}): " in section
+
+
+def test_feedback_caps_count_mistakes(monkeypatch):
+    monkeypatch.setattr(writers, "FEEDBACK_FAILURES", 2)
+    many = {e.name for e in catalogue.get_topic(EX03).exercises}
+    g = _graded(_results(many))
+    section = writers.feedback_md(g).split(f"## {EX03}")[1].split("## ex04")[0]
+    specs = runner.collect(EX03)
+    shown = [e.name for e in catalogue.get_topic(EX03).exercises][:2]
+    rest = sum(s.exercise not in shown for s in specs)
+    assert section.count("- **") == 2
+    assert (f"- … and {rest} more failed tests "
             f"(`course check {EX03}` lists the public ones)") in section
 
 
@@ -243,7 +277,7 @@ def test_feedback_of_a_graded_stub_folds_its_error_tests_too(slot):
     stub = stub_source(EX01)
     source = stub.replace(reset.segment(stub, "pairwise_dot"), wrong_pairwise)
     outcome = loop.grade(slot, {EX01: source.encode()}, {EX01: runner.collect(EX01)})
-    g = Graded(id="s", sha256="0", status="ok", results=outcome.flat())
+    g = Result.of("s", "0", outcome.tests())
     section = writers.feedback_md(g).split(f"## {EX01}")[1].split("## ex02")[0]
     for name in ("one_hot", "embedding_lookup", "dot", "normalize_rows"):
         assert f"- {EX01}.{name}: not written yet (" in section, name

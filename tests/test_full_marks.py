@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from autograder import catalogue
+from autograder.grading import loop
 from autograder.results import failures
 from tests.helpers import grade_sources, solution_source, stub_source
 
@@ -35,6 +36,6 @@ def test_stub_gets_zero_with_plain_failures(slot, topic):
         assert "NotImplementedError" in r.message or r.spec.gpu, r.message
     # and feedback shows each exercise as one "not written yet" line, its tests folded, the
     # ones that measure it through a probe (count_ops, peak_memory …) too (new-user review)
-    shown = failures.arrange(r for r in results.values() if not r.spec.gpu)
+    shown = failures.arrange(loop.record(r) for r in results.values() if not r.spec.gpu)
     assert {(s.kind, s.exercise) for s in shown} == {
         ("unwritten", e.name) for e in catalogue.get_topic(topic).exercises}

@@ -38,7 +38,7 @@ def test_the_version_covers_the_code_that_judges(copy):
                  "autograder/wire/codec.py", "autograder/catalogue.toml",
                  "autograder/suites/hidden/ex03_softmax.py", "solutions/ex03_softmax.py",
                  # Templates, whatever their suffix: the report page and Gradescope's scripts.
-                 "autograder/results/templates/report.html",
+                 "autograder/results/templates/report.html.j2",
                  "autograder/results/templates/report.css",
                  "autograder/exports/templates/gradescope/run_autograder",
                  "autograder/exports/nbgrader/templates/nbgrader_config.py.tmpl"):

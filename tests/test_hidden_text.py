@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 from autograder.wire import codec
+from autograder.results import model
 from autograder.results import writers as outputs
 from autograder.results import report
 from autograder.driver import protocol
@@ -218,8 +219,9 @@ def test_a_hidden_phase_death_does_not_say_the_exit_status(slot):
 
 
 def test_a_note_is_written_on_one_line_and_kept_structured():
-    g = outputs.Graded(id="x", sha256="0", status="partial",
-                       topic_notes={EX01: "no\nex02_projections: fake\u2028line"})
+    g = model.Result.of("x", "0", [],
+                        topic_notes={EX01: "no\nex02_projections: fake\u2028line"},
+                        topic_kinds={EX01: "import_error"})
     doc = json.loads(outputs.results_json(g))
     assert doc["extra_data"]["topic_notes"] == g.topic_notes
     assert f"{EX01}: no\\nex02_projections: fake\\u2028line" in doc["output"].splitlines()
@@ -229,7 +231,7 @@ def test_a_note_is_written_on_one_line_and_kept_structured():
 
 
 def test_hidden_output_leaves_no_trace_in_what_the_student_sees():
-    g = outputs.Graded(id="x", sha256="0", status="ok", hidden_output="HIDDENTEXT_7\n")
+    g = model.Result.of("x", "0", [], hidden_output="HIDDENTEXT_7\n")
     doc = json.loads(outputs.results_json(g))
     assert "Output of your code" not in doc["output"]
     assert doc["extra_data"]["hidden_phase_output"] == "HIDDENTEXT_7\n"

@@ -121,6 +121,19 @@ def test_a_placeholder_in_student_text_is_not_filled_in():
     assert page.count(templating.text("autograder.results", "report.css")) == 1
 
 
+def test_jinja_syntax_in_student_text_is_shown_not_run():
+    """The page is rendered by Jinja2: an id or a note spelling its syntax is data, escaped,
+    never evaluated."""
+    sid = "{{ 7 * 7 }}{% for x in results %}<b>"
+    r = Result(id=sid, sha256="0", status="partial", tests=[], topics={}, score=0.0,
+               max_score=0.0, topic_notes={"ex01_vectors": "{{ css }}"},
+               topic_kinds={"ex01_vectors": "import_error"})
+    page = report.render([r])
+    assert "<tr><td>{{ 7 * 7 }}{% for x in results %}&lt;b&gt;</td>" in page
+    assert "49" not in page.split('<table id="grades">')[1]
+    assert "ex01_vectors: {{ css }}" in page
+
+
 def test_a_template_names_what_is_missing_or_malformed():
     with pytest.raises(KeyError, match="run_autograder: no value for @{call}"):
         templating.fill("autograder.exports", "gradescope/run_autograder", venv="/v",

@@ -17,8 +17,9 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from autograder.results import report
-from autograder.grading import runner
+from autograder import catalogue
+from autograder.grading import loop, runner
+from autograder.results import model, report
 from tests.helpers import ROOT, SOLUTIONS, stub_source, write_stubs
 from tests.helpers import course
 
@@ -97,10 +98,10 @@ def test_report_content(graded, monkeypatch):
     assert "not in the submission: ex02_projections" in problems["alice"]
 
     monkeypatch.setattr(report, "TOP_FAILURES", 10_000)
-    ranked, skipped = report.common_failures(results)
-    counts = [count for _, count, _, _ in ranked]
+    ranked, skipped = report.common_mistakes(results)
+    counts = [len(m.ids) for m in ranked]
     assert counts == sorted(counts, reverse=True)
-    top = {msg: (count, ids) for msg, count, ids, _ in ranked}
+    top = {m.message: (len(m.ids), m.ids) for m in ranked}
     # An unwritten exercise's stub is no "common failure": it is counted apart, as one line.
     assert not any("NotImplementedError" in m for m in top)
     stubbed = [(r.id, t) for r in results for t in r.graded_tests() if report.is_stub_failure(t)]
@@ -119,6 +120,8 @@ def test_report_content(graded, monkeypatch):
                    'id="problems"', 'id="grades"'):
         assert anchor in page, anchor
     assert "not a readable zip archive" in page and "1/5" in page
+    # carol's upload is not a zip: one reason, not one per topic
+    assert problems["carol"].count("\n") == 0 and page.count("not a readable zip archive") == 1
     assert "NotImplementedError" in page and "12.00" in page
     assert (f'<p id="not-written">Not written yet: {len(stubbed)} test(s) in 2 submission(s)'
             in page)
@@ -134,8 +137,8 @@ def test_report_is_deterministic_and_built_from_the_results_files(graded, tmp_pa
         doc = json.loads(p.read_text("utf-8"))
         doc["execution_time"] = 1234.5
         p.write_text(json.dumps(doc), "utf-8")
-    assert report.write_report(copy).read_bytes() == first
-    assert report.write_report(copy).read_bytes() == first
+    assert report.write_report(copy, report.load_results(copy)).read_bytes() == first
+    assert report.write_report(copy, report.load_results(copy)).read_bytes() == first
     # A resumed batch (nothing regraded) writes it again, identical.
     (out / "report.html").unlink()
     before = _version(out)
@@ -160,7 +163,7 @@ def test_report_reads_the_structure_never_the_prose(graded, tmp_path):
         for t in doc["tests"]:
             t["output"], t["name"] = "Hint: forged\nLesson: forged", "ex07_matrix_properties.x: y"
         p.write_text(json.dumps(doc), "utf-8")
-    assert report.write_report(copy).read_bytes() == first
+    assert report.write_report(copy, report.load_results(copy)).read_bytes() == first
 
 
 def test_each_test_says_what_kind_of_failure_it_had(graded):
@@ -185,7 +188,7 @@ def test_report_of_a_subset_and_of_nothing(graded, tmp_path):
     assert "alice" in one and "carol" not in one
     empty = tmp_path / "empty"
     (empty / "results").mkdir(parents=True)
-    page = report.write_report(empty).read_text("utf-8")
+    page = report.write_report(empty, report.load_results(empty)).read_text("utf-8")
     assert "No failed tests." in page and 'id="histogram"' in page
 
 
@@ -246,8 +249,20 @@ def test_report_renders_offline_in_chromium(chromium, served):
             images = page.evaluate("""() => [...document.images].map(i =>
                 ({id: i.id, ok: i.complete && i.naturalWidth > 0, w: i.naturalWidth}))""")
             tables = page.evaluate("""() => Object.fromEntries(
-                ['summary', 'pass-rates', 'failures', 'problems', 'grades'].map(id =>
+                ['summary', 'failures', 'problems', 'grades'].map(id =>
                   [id, ((document.getElementById(id) || {}).rows || []).length]))""")
+            # pass rates: a <details> per topic, one per exercise inside, the tests folded
+            folds = page.evaluate("""() => ({
+                topics: document.querySelectorAll('#pass-rates > details.topic').length,
+                exercises: document.querySelectorAll('#pass-rates details.exercise').length,
+                rows: document.querySelectorAll('#pass-rates tbody tr').length,
+                open: document.querySelectorAll('#pass-rates details[open]').length,
+                shown: [...document.querySelectorAll('#pass-rates tbody tr')]
+                    .filter(r => r.checkVisibility()).length})""")
+            page.click("#pass-rates > details.topic > summary")
+            page.click("#pass-rates details.exercise > summary")
+            opened = page.evaluate("""() => [...document.querySelectorAll('#pass-rates tbody tr')]
+                .filter(r => r.checkVisibility()).length""")
             texts = page.evaluate("""() => Object.fromEntries(['failures', 'not-written'].map(
                 id => [id, (document.getElementById(id) || {}).textContent || '']))""")
             title = page.title()
@@ -257,7 +272,11 @@ def test_report_renders_offline_in_chromium(chromium, served):
     assert problems == [], problems
     assert {i["id"] for i in images} == {"histogram", "topic-means"}
     assert all(i["ok"] for i in images), images
-    assert tables["pass-rates"] > len(runner.collect("ex01_vectors"))
+    assert folds["topics"] == 8 and folds["exercises"] > 8, folds
+    assert folds["rows"] > len(runner.collect("ex01_vectors")), folds
+    assert folds["open"] == 0 and folds["shown"] == 0, folds  # folded until opened
+    ex01 = catalogue.get_topic("ex01_vectors").exercises[0].name
+    assert opened == sum(s.exercise == ex01 for s in runner.collect("ex01_vectors"))
     assert tables["grades"] == 6 and tables["problems"] == 5  # header + rows
     assert tables["summary"] >= 5
     # This class's failures are stubs (one "not written yet" line) or topics that did not run
@@ -265,3 +284,83 @@ def test_report_renders_offline_in_chromium(chromium, served):
     assert "Not written yet" in texts["not-written"], texts
     assert tables["failures"] == 0 and "No other failed tests" in texts["failures"], texts
     assert "Grading report" in title
+
+
+# ---------------------------------------------------------------- what the page summarises
+
+def _spec(exercise: str, n: int, visibility: str = "public") -> runner.TestSpec:
+    return runner.TestSpec(name=f"ex01_vectors.{exercise}: case {n}", topic="ex01_vectors",
+                           exercise=exercise, description=f"case {n}", visibility=visibility,
+                           points=0.5, advisory=False, gpu=False, fn=lambda *a: None)
+
+
+def _class() -> list[model.Result]:
+    """Three submissions with the same mistake in dot (case 1 fails, and the two cases after
+    it with it), one with dot right and one_hot wrong, one that could not be read."""
+    out = []
+    for sid in ("a", "b", "c"):
+        res = [runner.TestResult(_spec("dot", 1), False, f"dot of [1, 2]: got 3 ({sid})"),
+               runner.TestResult(_spec("dot", 2), False, "dot of [0, 1]: got 2"),
+               runner.TestResult(_spec("dot", 3, "hidden"), False, "hidden rule not met"),
+               runner.TestResult(_spec("one_hot", 1), True)]
+        out.append(model.Result.of(sid, "0", [loop.record(r) for r in res]))
+    res = [runner.TestResult(_spec("dot", n), True) for n in (1, 2)] + [
+        runner.TestResult(_spec("one_hot", 1), False, "one_hot: wrong <b>width</b>")]
+    out.append(model.Result.of("d", "0", [loop.record(r) for r in res]))
+    note = "nothing could be graded: not a zip"
+    out.append(model.Result.of(
+        "e", "0", [loop.record(runner.TestResult(_spec("dot", 1), False, note,
+                                                 not_run="not_graded"))],
+        error="not a zip", topic_notes={m: note for m in catalogue.topic_modules()},
+        topic_kinds={m: "not_graded" for m in catalogue.topic_modules()}))
+    return out
+
+
+def test_failures_are_grouped_by_exercise_and_first_failing_test_with_dependents_folded():
+    mistakes, not_run = report.common_mistakes(_class())
+    assert [(m.where, m.first, m.ids, m.folded) for m in mistakes] == [
+        ("ex01_vectors.dot", "ex01_vectors.dot: case 1", ["a", "b", "c"], 6),
+        ("ex01_vectors.one_hot", "ex01_vectors.one_hot: case 1", ["d"], 0)]
+    assert mistakes[0].dependents == ["ex01_vectors.dot: case 2", "ex01_vectors.dot: case 3"]
+    assert not_run == 1  # e's test: its submission is listed with its reason instead
+    page = report.render(_class())
+    rows = page.split('<table id="failures">')[1].split("</table>")[0].count("<tr>")
+    assert rows == 1 + 2  # header + one row per mistake, not one per failed test
+    assert "6 dependent failures" in page
+    assert "one_hot: wrong &lt;b&gt;width&lt;/b&gt;" in page and "<b>width" not in page
+
+
+def test_pass_rates_per_topic_and_exercise_fold_their_tests():
+    tree = report.rate_tree(_class())
+    (topic,) = tree
+    assert (topic["module"], topic["passed"], topic["graded"]) == ("ex01_vectors", 5, 16)
+    order = [e.name for e in catalogue.get_topic("ex01_vectors").exercises]
+    assert sorted(((e["name"], e["passed"], e["graded"], len(e["tests"]))
+                   for e in topic["exercises"]), key=lambda e: order.index(e[0])) == \
+        [(e["name"], e["passed"], e["graded"], len(e["tests"])) for e in topic["exercises"]]
+    assert {e["name"]: (e["passed"], e["graded"], len(e["tests"]))
+            for e in topic["exercises"]} == {"dot": (2, 12, 3), "one_hot": (3, 4, 1)}
+    page = report.render(_class())
+    assert page.count('<details class="topic">') == 1
+    assert page.count('<details class="exercise">') == 2
+
+
+def test_an_errored_submission_has_one_reason():
+    rows = dict((r.id, lines) for r, lines in report.problem_rows(_class()))
+    assert rows == {"e": ["nothing could be graded: not a zip"]}
+
+
+def test_a_results_file_that_does_not_read_back_fails_course_report_naming_it(graded, tmp_path):
+    """It used to drop out of grades.csv and the report silently."""
+    _, out = graded
+    copy = tmp_path / "copy"
+    shutil.copytree(out / "results", copy / "results")
+    (copy / "results" / "bob.json").write_text('{"score": 1}', "utf-8")
+    proc = course("report", str(copy))
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "bob.json" in proc.stderr and "no 'extra_data'" in proc.stderr
+    assert not (copy / "grades.csv").exists() and not (copy / "report.html").exists()
+    (copy / "results" / "bob.json").unlink()
+    proc = course("report", str(copy))
+    assert proc.returncode == 0, proc.stderr
+    assert (copy / "grades.csv").read_text("utf-8").count("\n") == 1 + 4

@@ -11,8 +11,9 @@ import json
 
 import pytest
 
+from autograder.grading import loop, runner
+from autograder.results import model
 from autograder.results import writers as outputs
-from autograder.grading import runner
 
 
 def _spec(name: str, gpu: bool, points: float = 1.0) -> runner.TestSpec:
@@ -21,10 +22,10 @@ def _spec(name: str, gpu: bool, points: float = 1.0) -> runner.TestSpec:
                     points=0.0 if gpu else points, advisory=False, gpu=gpu, fn=lambda *a: None)
 
 
-def _graded(results: list[runner.TestResult]) -> outputs.Graded:
-    g = outputs.Graded(id="alice", sha256="0" * 64, status="ok", error=None)
-    g.results = results
-    return g
+def _graded(results: list[runner.TestResult], notes: dict[str, str] | None = None,
+            kinds: dict[str, str] | None = None) -> model.Result:
+    return model.Result.of("alice", "0" * 64, [loop.record(r) for r in results],
+                           topic_notes=notes, topic_kinds=kinds)
 
 
 @pytest.fixture
@@ -56,9 +57,9 @@ def test_the_skip_note_is_not_read_as_a_topics_reason(no_cuda):
     from autograder.results import report
 
     ok, gpu = _spec("upper triangle", gpu=False), _spec("on CUDA", gpu=True)
-    g = _graded([runner.TestResult(ok, False, "ex05_attention.py not found"),
-                 runner.run_test(None, gpu, None)])
-    g.topic_notes = {"ex05_attention": "ex05_attention.py not found"}
+    g = _graded([runner.TestResult(ok, False, "ex05_attention.py not found", not_run="missing"),
+                 runner.run_test(None, gpu, None)],
+                {"ex05_attention": "ex05_attention.py not found"}, {"ex05_attention": "missing"})
     doc = json.loads(outputs.results_json(g))
     assert report._reasons(doc) == {"ex05_attention": "ex05_attention.py not found"}
 

@@ -61,9 +61,14 @@ def cmd_report(args: argparse.Namespace) -> int:
                   "grades.csv and report.html are not written.", file=sys.stderr)
             return 1
         ids = [shards.graded_id(p) for p in paths]
-    results = model.load_all(out, ids)
-    writers.write_grades_csv(out, ids)
-    report.write_report(out, ids)
+    try:
+        results = model.load_all(out, ids)
+    except model.ResultError as exc:  # never a row silently missing from grades.csv
+        print(f"course report: {printable(str(exc))}; grades.csv and report.html are not "
+              "written (grade that submission again, or remove the file)", file=sys.stderr)
+        return 1
+    writers.write_grades_csv(out, results)
+    report.write_report(out, results)
     versions = sorted({r.grader_version for r in results})
     if len(versions) > 1:  # shards run by different checkouts: the page lists them too
         print(f"course report: warning: the results come from {len(versions)} grader versions "

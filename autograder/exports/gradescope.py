@@ -154,10 +154,13 @@ def run(root: Path, *, hidden_visibility: str = "after_published", call_timeout:
         out = Path(tmp) / "out"
         try:
             limits = Limits(call_seconds=call_timeout, submission_seconds=submission_timeout)
-            grade.grade_batch([submission], out, jobs=1, limits=limits,
-                              visibility_hidden=hidden_visibility, site_url=site_url,
-                              plan_path=PLAN_FILE, class_files=False)
-            text = (out / "results" / "submission.json").read_text("utf-8")
+            (record,) = grade.grade_batch([submission], out, jobs=1, limits=limits,
+                                          visibility_hidden=hidden_visibility,
+                                          site_url=site_url, plan_path=PLAN_FILE,
+                                          class_files=False)
+            # From the record in memory (its hints included): one entry per exercise and
+            # visibility, not one per test (docs/design/interface.md, Gradescope).
+            text = outputs.gradescope_json(record, hidden_visibility, site_url)
         except Exception as exc:  # noqa: BLE001 - a fault of the grader, not the submission
             import traceback
 

@@ -61,7 +61,7 @@ def graded_results(batch: Path) -> list[model.Result]:
     """The results of the batch in ``batch`` (a `course grade --out` folder), sorted by id.
 
     Raises:
-        ExportError: the folder has no readable results.
+        ExportError: the folder has no results, or one of them does not read back (named).
     """
     ids = None
     grades = batch / "grades.csv"
@@ -70,7 +70,10 @@ def graded_results(batch: Path) -> list[model.Result]:
             # csv_cell put an apostrophe before an id starting = + - @ (a spreadsheet formula)
             ids = [r["id"][1:] if r["id"][:1] == "'" and r["id"][1:2] in "=+-@\t\r" else r["id"]
                    for r in csv.DictReader(f)]
-    results = model.load_all(batch, ids)
+    try:
+        results = model.load_all(batch, ids)
+    except model.ResultError as exc:  # never a student silently left without a grade
+        raise ExportError(str(exc)) from None
     if not results:
         raise ExportError(f"{batch} holds no graded results (results/*.json): run course grade "
                           f"--out {batch} first")

@@ -27,7 +27,7 @@ from typing import Any, Callable, NamedTuple
 
 from autograder import catalogue
 from autograder.results import model
-from autograder.results.version import grader_version
+from autograder.results.version import grader_version, versions
 from autograder.results import writers as outputs
 from autograder.grading import plan, plan_file
 from autograder.results import report
@@ -47,7 +47,7 @@ def _specs(hidden: bool) -> dict[str, list[runner.TestSpec]]:
 
 def grade_loaded(slot: Slot, loaded: submission.Loaded,
                  specs: dict[str, list[runner.TestSpec]],
-                 plans: dict | None = None, public_slot: Slot | None = None) -> model.Graded:
+                 plans: dict | None = None, public_slot: Slot | None = None) -> model.Result:
     """Grade one submission read into memory, both phases (:func:`loop.grade`). Never raises
     for anything the submission does.
 
@@ -57,25 +57,18 @@ def grade_loaded(slot: Slot, loaded: submission.Loaded,
     """
     t0 = time.monotonic()
     o = loop.grade(slot, loaded.sources, specs, problems=loaded.problems, error=loaded.error,
-                   plans=plans, public_slot=public_slot)
-    return _graded(loaded, o, time.monotonic() - t0)
+                   missing=loaded.missing, plans=plans, public_slot=public_slot)
+    return _result(loaded, o, time.monotonic() - t0)
 
 
-def _graded(loaded: submission.Loaded, o: loop.Outcome, seconds: float) -> model.Graded:
-    """The :class:`model.Graded` of ``loaded`` graded as ``o``."""
-    g = model.Graded(id=loaded.id, sha256=loaded.sha256, status="ok", error=loaded.error,
-                     missing=set(loaded.missing),
-                     unreadable=set(loaded.problems) - set(loaded.missing))
-    g.results = o.flat()
-    g.topic_notes = o.notes
-    g.output, g.hidden_output = o.output, o.hidden_output
-    g.student_seconds, g.busy_seconds = o.student_seconds, o.busy_seconds
-    if loaded.error:
-        g.status = "error"
-    elif g.topic_notes:
-        g.status = "partial"
-    g.seconds = seconds
-    return g
+def _result(loaded: submission.Loaded, o: loop.Outcome, seconds: float) -> model.Result:
+    """The one record of ``loaded`` graded as ``o`` (:meth:`model.Result.of`: the tests'
+    records and the topics' kinds as they were decided), stamped with this grader's version."""
+    return model.Result.of(
+        loaded.id, loaded.sha256, o.tests(), error=loaded.error, topic_notes=o.notes,
+        topic_kinds=o.kinds, output=o.output, hidden_output=o.hidden_output, seconds=seconds,
+        student_seconds=o.student_seconds, busy_seconds=o.busy_seconds,
+        grader_version=grader_version(), versions=versions())
 
 
 @dataclass
@@ -117,7 +110,7 @@ _stop_after_write: Callable[[], None] | None = None  # the stop that arrived mea
 _signalled: int | None = None  # the stop signal the grader got (see grade_batch)
 
 
-def _write(out: Path, g: model.Graded, visibility: str, site_url: str | None) -> model.Result:
+def _write(out: Path, g: model.Result, visibility: str, site_url: str | None) -> model.Result:
     """:func:`outputs.write_submission`, never cut short by a stop signal (which then acts
     as soon as the files are complete): a stopped batch leaves no half-written submission."""
     global _writing, _stop_after_write
@@ -280,7 +273,8 @@ def _public_task(path: str) -> model.Result | Pending:
     this returns. Written at once when the batch has no hidden phase."""
     loaded = uploads.load(Path(path))
     t0 = time.monotonic()
-    g = loop.begin(loaded.sources, _slot_specs, problems=loaded.problems, error=loaded.error)
+    g = loop.begin(loaded.sources, _slot_specs, problems=loaded.problems, error=loaded.error,
+                   missing=loaded.missing)
     if _slot_cfg["hidden_sweep"]:
         # Its workers are reaped by the zygote before its next fork, and all of them when the
         # barrier between the sweeps closes it (_between_sweeps): no wait here.
@@ -329,7 +323,7 @@ def _finish(pending: Pending) -> model.Result:
     """Write a submission whose phases have all run: its result and feedback, atomically."""
     t0 = time.monotonic()
     o = loop.finish(pending.grading, _slot_specs)
-    g = _graded(pending.loaded, o, pending.seconds + time.monotonic() - t0)
+    g = _result(pending.loaded, o, pending.seconds + time.monotonic() - t0)
     return _write(Path(_slot_cfg["out"]), g, _slot_cfg["visibility"], _slot_cfg["site_url"])
 
 
@@ -395,9 +389,11 @@ def grade_batch(paths: list[Path], out: Path, *, jobs: int = 1, limits: Limits |
             saved = _saved(out, paths, loaded, version, site_url)
         raise Interrupted(saved, len(paths), _signalled or signal.SIGINT) from None
     # Only once every submission is graded: a stopped batch writes no partial table.
+    # From the records in memory (each as its file holds it, or read back when resumed): the
+    # files are not read again.
     if class_files:
-        outputs.write_grades_csv(out, [s.id for s in summaries])
-        report.write_report(out, [s.id for s in summaries])
+        outputs.write_grades_csv(out, summaries)
+        report.write_report(out, summaries)
     return sorted(summaries, key=lambda s: s.id)
 
 

@@ -22,6 +22,8 @@ from types import ModuleType
 from typing import Callable, ContextManager, Iterator
 
 from autograder.grading import runner
+from autograder.results import failures
+from autograder.results.model import TestOutcome, capped_message
 from autograder.grading.phase_lock import phase_lock
 from autograder.grading.replay import planned_runner
 from autograder.driver.session import Session
@@ -33,12 +35,15 @@ class Outcome:
     """What grading one submission produced (trusted data only).
 
     ``results`` maps each topic to its results in the order of its specs; ``notes`` says why a
-    topic could not run (missing, did not import, timed out); ``output``/``hidden_output`` is
-    what the workers printed in each phase; the seconds are the student code's own time.
+    topic could not run (missing, did not import, timed out) and ``kinds`` which of
+    :data:`autograder.results.model.TOPIC_KINDS` that is, decided as it happened
+    (:func:`run_phase`); ``output``/``hidden_output`` is what the workers printed in each phase;
+    the seconds are the student code's own time.
     """
 
     results: dict[str, list[runner.TestResult]] = field(default_factory=dict)
     notes: dict[str, str] = field(default_factory=dict)
+    kinds: dict[str, str] = field(default_factory=dict)
     output: str = ""
     hidden_output: str = ""
     student_seconds: float = 0.0
@@ -47,6 +52,27 @@ class Outcome:
     def flat(self) -> list[runner.TestResult]:
         """All results, topic by topic in the order graded."""
         return [r for rs in self.results.values() for r in rs]
+
+    def tests(self) -> list[TestOutcome]:
+        """All results as the records every output is written from (:func:`record`), in
+        :meth:`flat`'s order."""
+        return [record(r) for r in self.flat()]
+
+
+def record(r: runner.TestResult) -> TestOutcome:
+    """``r`` as the one record every output is written from
+    (:class:`autograder.results.model.TestOutcome`): its kind (:attr:`runner.TestResult.kind`),
+    its points and score, its message (capped), and for a failed test the hint a student is
+    shown with it (:func:`autograder.results.failures.hint_for`), all decided here from what
+    the test's run knew, never re-derived from the written text."""
+    s = r.spec
+    kind = r.kind
+    return TestOutcome(
+        name=s.name, topic=s.topic, exercise=s.exercise, visibility=s.visibility,
+        points=s.points, score=r.score, kind=kind,
+        message="" if r.passed else capped_message(r.message),
+        hint=None if kind in ("passed", "skipped") else failures.hint_for(
+            s.topic, s.exercise, s.hint, r.message))
 
 
 @contextlib.contextmanager
@@ -77,6 +103,10 @@ class Grading:
     error: str | None
     done: dict[str, list] = field(default_factory=dict)
     notes: dict[str, str] = field(default_factory=dict)
+    #: topic -> the kind of its note (:data:`autograder.results.model.TOPIC_KINDS`)
+    kinds: dict[str, str] = field(default_factory=dict)
+    #: the topics of ``problems`` with no file at all (the rest are unreadable files)
+    missing: frozenset[str] = frozenset()
     unloadable: dict[str, str] = field(default_factory=dict)
     session: Session | None = None
 
@@ -102,10 +132,24 @@ class Grading:
 
 
 def begin(sources: dict[str, bytes], specs: dict[str, list[runner.TestSpec]], *,
-          problems: dict[str, str] | None = None, error: str | None = None) -> Grading:
-    """A submission's grading, before its first phase (no worker yet)."""
+          problems: dict[str, str] | None = None, error: str | None = None,
+          missing: set[str] | frozenset[str] = frozenset()) -> Grading:
+    """A submission's grading, before its first phase (no worker yet). ``missing``: the topics
+    of ``problems`` that have no file at all (:attr:`autograder.grading.submission.Loaded.missing`),
+    so that their tests are recorded as ``missing``, the others' as ``unreadable``."""
     return Grading(sources, problems or {}, error,
-                   done={t: [None] * len(s) for t, s in specs.items()})
+                   done={t: [None] * len(s) for t, s in specs.items()},
+                   missing=frozenset(missing))
+
+
+def _not_run_kind(g: Grading, topic: str) -> str:
+    """Why ``topic``'s tests would not run, from the loader's facts: ``not_graded`` (nothing
+    could be read), ``missing``, ``unreadable``, else ``import_error`` (its file did not load)."""
+    if g.error:
+        return "not_graded"
+    if topic in g.problems:
+        return "missing" if topic in g.missing else "unreadable"
+    return "import_error"
 
 
 def has_phase(specs: dict[str, list[runner.TestSpec]], phase: str) -> bool:
@@ -140,12 +184,14 @@ def run_phase(g: Grading, slot: Slot, specs: dict[str, list[runner.TestSpec]], p
                 results, why = runner.run_topic(
                     g.session, topic, [topic_specs[i] for i in idx], missing,
                     planned_runner((plans or {}).get(topic)),
-                    ref=(references or {}).get(topic))
+                    ref=(references or {}).get(topic), missing_kind=_not_run_kind(g, topic))
             for i, r in zip(idx, results):
                 g.done[topic][i] = r
             if why:
                 g.notes[topic] = why
-                if why != "timed out":  # it did not import: not tried again
+                timed_out = why == runner.TIMED_OUT and missing is None
+                g.kinds[topic] = "timeout" if timed_out else _not_run_kind(g, topic)
+                if not timed_out:  # it did not import: not tried again
                     g.unloadable[topic] = why
     finally:
         if g.session is not None:
@@ -155,7 +201,7 @@ def run_phase(g: Grading, slot: Slot, specs: dict[str, list[runner.TestSpec]], p
 def finish(g: Grading, specs: dict[str, list[runner.TestSpec]]) -> Outcome:
     """The submission's :class:`Outcome`, once its phases have run."""
     g.bind(specs)
-    out = Outcome(notes=g.notes)
+    out = Outcome(notes=g.notes, kinds=g.kinds)
     if g.session is not None:
         g.session.close()
         # Only the public phase's output may reach the student (results' ``output``); the
@@ -170,6 +216,7 @@ def finish(g: Grading, specs: dict[str, list[runner.TestSpec]]) -> Outcome:
 
 def grade(slot: Slot, sources: dict[str, bytes], specs: dict[str, list[runner.TestSpec]], *,
           problems: dict[str, str] | None = None, error: str | None = None,
+          missing: set[str] | frozenset[str] = frozenset(),
           plans: dict | None = None, public_slot: Slot | None = None,
           references: dict[str, ModuleType] | None = None,
           status: Callable[[str], ContextManager] | None = None) -> Outcome:
@@ -180,6 +227,7 @@ def grade(slot: Slot, sources: dict[str, bytes], specs: dict[str, list[runner.Te
 
     Args:
         problems: topic -> why its file is unusable (every test of it fails with that).
+        missing: the topics of ``problems`` with no file at all (their tests' kind).
         error: the submission as a whole could not be read: every test fails with it.
         plans: the batch plan per topic (:func:`autograder.grading.plan.record`); without,
             tests run call by call.
@@ -192,7 +240,7 @@ def grade(slot: Slot, sources: dict[str, bytes], specs: dict[str, list[runner.Te
     (``Limits.submission_seconds``). A batch runs the phases as sweeps over the whole class
     instead (:mod:`autograder.grading.batch`).
     """
-    g = begin(sources, specs, problems=problems, error=error)
+    g = begin(sources, specs, problems=problems, error=error, missing=missing)
     # Only a grading that has a hidden phase orders its phases with other graders: a
     # public-only one (course check, list, watch, the release build) holds no hidden input,
     # and on a host where students run code of their own, any of their processes could

@@ -60,10 +60,25 @@ class TestResult:
     #: passed, and every call it made of the submission raised (an error rule's test): it
     #: counts only beside a passed test that got a value back (:func:`gate_error_rules`)
     raised_only: bool = False
+    #: never run because its topic could not run: one of
+    #: :data:`autograder.results.model.NOT_RUN`, decided where that is known (:func:`run_topic`
+    #: from its caller's facts about the submission's files, or its own failed import)
+    not_run: str = ""
 
     @property
     def score(self) -> float:
+        """The points it earned: its spec's when passed, else 0."""
         return self.spec.points if self.passed else 0.0
+
+    @property
+    def kind(self) -> str:
+        """One of :data:`autograder.results.model.KINDS`: skipped, passed, the topic's
+        :attr:`not_run` kind, else failed."""
+        if self.skipped:
+            return "skipped"
+        if self.passed:
+            return "passed"
+        return self.not_run or "failed"
 
 
 #: Why a test that passed on raising alone scores nothing (grader text, shown in either phase).
@@ -279,10 +294,11 @@ def interpreted_gpu_test(topic: str, session: Session | None) -> bool:
             and catalogue.get_topic(topic).triton)
 
 
-def _not_run(spec: TestSpec, why: str) -> TestResult:
-    """A test of a topic that could not run: failed with ``why``, unless it is skipped anyway
-    (every submission then lists the same tests)."""
-    return _skipped(spec) or TestResult(spec, False, why)
+def _not_run(spec: TestSpec, why: str, kind: str) -> TestResult:
+    """A test of a topic that could not run: failed with ``why`` and marked with ``kind`` (one
+    of :data:`autograder.results.model.NOT_RUN`), unless it is skipped anyway (every
+    submission then lists the same tests)."""
+    return _skipped(spec) or TestResult(spec, False, why, not_run=kind)
 
 
 def after_deadline(session: Session | None, spec: TestSpec) -> TestResult | None:
@@ -335,22 +351,31 @@ def phase_order(specs: list[TestSpec]) -> list[int]:
 PlannedRunner = Callable[[Session, list[TestSpec], ModuleType], list[TestResult]]
 
 
+#: The note of a topic that ran but timed out (:data:`autograder.results.model.TIMED_OUT`).
+TIMED_OUT = "timed out"
+
+
 def run_topic(session: Session | None, topic: str, specs: list[TestSpec],
               missing: str | None = None, planned: PlannedRunner | None = None,
-              ref: Any = None) -> tuple[list[TestResult], str | None]:
-    """Run one topic's tests. Returns results and, if the topic could not run, why.
+              ref: Any = None, missing_kind: str = "missing"
+              ) -> tuple[list[TestResult], str | None]:
+    """Run one topic's tests. Returns results and, if the topic could not run, why
+    (:data:`TIMED_OUT` when it ran and a call took too long).
 
-    ``missing`` (the submission has no usable file for the topic) fails every test with it.
+    ``missing`` (the submission has no usable file for the topic) fails every test with it,
+    each marked ``missing_kind`` (:attr:`TestResult.not_run`: the caller knows whether the
+    file is missing, unreadable, or the whole submission could not be graded); a topic whose
+    file does not import fails every test as ``import_error``.
     ``planned`` (in a batch: the plan's runner) pipelines the calls; without, one by one.
     ``ref`` replaces the reference solution the tests get (the release's recordings).
     """
     if missing is not None or session is None:
         why = missing or f"{topic}.py not found in the submission"
-        return [_not_run(s, why) for s in specs], why
+        return [_not_run(s, why, missing_kind) for s in specs], why
     try:
         session.load(topic)
     except SubmissionFault as exc:  # it does not import, or the budget is spent (red team)
-        return [_not_run(s, str(exc)) for s in specs], str(exc)
+        return [_not_run(s, str(exc), "import_error") for s in specs], str(exc)
     if ref is None:
         ref = reference(topic) if specs else None
     if planned is not None:
@@ -361,5 +386,5 @@ def run_topic(session: Session | None, topic: str, specs: list[TestSpec],
             results[i] = run_test(session, specs[i], ref)
     why = None
     if any(k.startswith(f"{topic}.") for k in session.timed_out):
-        why = "timed out"
+        why = TIMED_OUT
     return results, why

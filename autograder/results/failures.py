@@ -8,8 +8,9 @@ its stub's own ``NotImplementedError`` is one line ("ex03_softmax.softmax: not w
 with the reason, not one copy of it per test. Caps on how many failures are shown count the
 individual failures only.
 
-Works on :class:`autograder.grading.runner.TestResult` (check, watch) and
-:class:`autograder.results.model.TestOutcome` (feedback.md) alike.
+Works on the one test record, :class:`autograder.results.model.TestOutcome` (check and watch
+make theirs with :meth:`autograder.grading.runner.TestResult.outcome`): a test that never ran is
+known by its recorded ``kind``, its hint is the one recorded where it ran.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from autograder import catalogue
+from autograder.results.model import NOT_RUN, TestOutcome
 
 #: The message `course watch`/`list` give every test of a file still byte-identical to its
 #: generated stub (it is not run: every stub fails every test).
@@ -59,12 +61,6 @@ class Shown:
         raise ValueError(f"a {self.kind!r} entry is shown as a block, not one line")
 
 
-def _facts(r: Any) -> tuple[str, str, str, str]:
-    """(topic, exercise, visibility, message) of a TestResult (its ``spec``) or TestOutcome."""
-    where = getattr(r, "spec", r)
-    return where.topic, where.exercise, where.visibility, r.message or ""
-
-
 def stub_failure(message: str, ex: catalogue.Exercise, visibility: str = "public") -> bool | None:
     """Whether a failed test of ``ex`` failed because its stub's NotImplementedError was
     raised: True (the message quotes the stub's own), None (a hidden test: the message only
@@ -88,43 +84,66 @@ def stub_failure(message: str, ex: catalogue.Exercise, visibility: str = "public
     return False
 
 
-def arrange(results: Iterable[Any], notes: dict[str, str] | None = None) -> list[Shown]:
+def arrange(results: Iterable[TestOutcome],
+            notes: dict[str, str] | None = None) -> list[Shown]:
     """The failures among ``results`` (in the order graded), as they are shown.
 
-    First each topic that could not run (the tests whose message is exactly its note, from
-    ``notes``: :attr:`autograder.grading.loop.Outcome.notes`) as one ``not_run`` line; then each
+    First each topic that could not run (its tests whose recorded kind is one of
+    :data:`~autograder.results.model.NOT_RUN`; the line quotes the topic's note from ``notes``,
+    :attr:`autograder.grading.loop.Outcome.notes`) as one ``not_run`` line; then each
     failed test of a written exercise (``failed``); last each exercise not written yet as one
     ``unwritten`` line. An exercise is not written yet when none of its tests passed and every
     failure is its stub's NotImplementedError (:func:`stub_failure`), at least one of them
     with the stub's message in full. Passed and skipped tests are left out.
     """
     notes = notes or {}
-    results = [r for r in results if not getattr(r, "skipped", False)]
-    passed = {_facts(r)[:2] for r in results if r.passed}
+    results = [r for r in results if not r.skipped]
+    passed = {(r.topic, r.exercise) for r in results if r.passed}
     failed = [r for r in results if not r.passed]
 
     not_run: dict[str, int] = {}
+    said: dict[str, str] = {}
     rest = []
     for r in failed:
-        topic, _, _, message = _facts(r)
-        if topic in notes and message == notes[topic]:
-            not_run[topic] = not_run.get(topic, 0) + 1
+        if r.kind in NOT_RUN:
+            not_run[r.topic] = not_run.get(r.topic, 0) + 1
+            said.setdefault(r.topic, notes.get(r.topic, r.message))
         else:
             rest.append(r)
 
     verdicts: dict[tuple[str, str], list[bool | None]] = {}
     for r in rest:
-        topic, exercise, visibility, message = _facts(r)
-        ex = catalogue.get_topic(topic).exercise(exercise)
-        verdicts.setdefault((topic, exercise), []).append(stub_failure(message, ex, visibility))
+        ex = catalogue.get_topic(r.topic).exercise(r.exercise)
+        verdicts.setdefault((r.topic, r.exercise), []).append(
+            stub_failure(r.message, ex, r.visibility))
     unwritten = {key: len(v) for key, v in verdicts.items()
                  if key not in passed and True in v and False not in v}
 
-    shown = [Shown("not_run", t, count=n, note=notes[t]) for t, n in not_run.items()]
-    shown += [Shown("failed", _facts(r)[0], _facts(r)[1], test=r) for r in rest
-              if _facts(r)[:2] not in unwritten]
+    shown = [Shown("not_run", t, count=n, note=said[t]) for t, n in not_run.items()]
+    shown += [Shown("failed", r.topic, r.exercise, test=r) for r in rest
+              if (r.topic, r.exercise) not in unwritten]
     shown += [Shown("unwritten", t, e, count=n) for (t, e), n in unwritten.items()]
     return shown
+
+
+@dataclass(frozen=True)
+class Mistake:
+    """One mistake in one exercise: its ``first`` failed test, and the failed tests of the same
+    exercise that follow it (``more``), most likely failing from the same mistake (a wrong
+    function fails each case that calls it)."""
+
+    first: TestOutcome
+    more: tuple[TestOutcome, ...] = ()
+
+
+def mistakes(failed: Iterable[TestOutcome]) -> list[Mistake]:
+    """The failed tests ``failed`` (ran and failed, in the order graded: an exercise's public
+    tests first) folded per exercise under the first of them (:class:`Mistake`), in the order
+    of those firsts."""
+    groups: dict[tuple[str, str], list[TestOutcome]] = {}
+    for t in failed:
+        groups.setdefault((t.topic, t.exercise), []).append(t)
+    return [Mistake(ts[0], tuple(ts[1:])) for ts in groups.values()]
 
 
 def limited(shown: list[Shown], limit: int | None) -> tuple[list[Shown], list[Shown]]:
@@ -184,16 +203,22 @@ def _kind_hint(message: str) -> str:
     return ""
 
 
-def hint(r: Any) -> str:
-    """The hint shown with the failed test ``r``: its own (``graded(..., hint=...)``), else the
-    hint of its failure's kind where the message shows one (a wrong dtype, an error not
-    raised: :func:`_kind_hint`), else its exercise's first hint."""
-    topic, exercise, _, _ = _facts(r)
-    own = getattr(getattr(r, "spec", None), "hint", None)
-    if own is None:  # a TestOutcome: the hint is its test's, looked up by name
-        own = _test_hints(topic).get(r.name, "")
-    return (own or _kind_hint(getattr(r, "message", "") or "")
+def hint_for(topic: str, exercise: str, own: str, message: str) -> str:
+    """The hint shown with a failed test of ``topic``'s ``exercise``: its own (``own``, from
+    ``graded(..., hint=...)``), else the hint of its failure's kind where ``message`` shows one
+    (a wrong dtype, an error not raised: :func:`_kind_hint`), else the exercise's first hint.
+    Called where the test ran (:meth:`autograder.grading.runner.TestResult.outcome`)."""
+    return (own or _kind_hint(message or "")
             or catalogue.get_topic(topic).exercise(exercise).hints[0])
+
+
+def hint(t: TestOutcome) -> str:
+    """The hint shown with the failed test ``t``: the one recorded where it ran, or, for a
+    record read back from a results file (which does not carry hints: the schema is
+    unchanged), :func:`hint_for` with the test's own hint looked up by its name."""
+    if t.hint is not None:
+        return t.hint
+    return hint_for(t.topic, t.exercise, _test_hints(t.topic).get(t.name, ""), t.message)
 
 
 @functools.cache

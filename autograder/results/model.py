@@ -1,11 +1,14 @@
 """One submission's result: the one type every output is written from and read back into.
 
-The grading loop hands over a :class:`Graded` (its raw record: the ``TestResult`` objects and
-the facts about the submission's files); :meth:`Result.from_graded` turns it, once, into a
-:class:`Result`. That result is written as ``results/<id>.json`` (Gradescope's schema, with the
-structure below in ``extra_data``: :mod:`autograder.results.writers`) and read back by
-:func:`load` alone; grades.csv, report.html, the batch's summary and the console's table read
-its fields, never the prose of ``output`` (docs/design/interface.md, outputs).
+Each test's record (:class:`TestOutcome`: its kind, points, score, message and hint) is made
+where the test ran (:meth:`autograder.grading.runner.TestResult.outcome`), and each topic's
+kind where its note arose (:func:`autograder.grading.loop.run_phase`); :meth:`Result.of`
+gathers them into the one record of a submission. That record is written as
+``results/<id>.json`` (Gradescope's schema, with the structure below in ``extra_data``:
+:mod:`autograder.results.writers`) and carried in memory to every writer of the batch
+(feedback, grades.csv, report.html, the summary); what is read back from disk (a resumed
+submission, `course report`, `course export-grades`) goes through :func:`from_json` alone.
+Nothing reads the prose of ``output`` (docs/design/interface.md, outputs).
 
 ``extra_data["tests"]`` lists every graded test, the skipped ones too (Gradescope's ``tests``
 leaves those out), as ``{name, topic, exercise, visibility, points, score, kind, message}``;
@@ -15,15 +18,12 @@ run. A test's ``kind`` is one of :data:`KINDS`.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from autograder import catalogue
-
-if TYPE_CHECKING:  # only the type: results never import the code that runs tests
-    from autograder.grading.runner import TestResult
 
 #: What happened to one test. ``failed``: it ran and its check failed (a wrong result, or the
 #: code raised or timed out); the rest say why it did not run at all.
@@ -41,7 +41,8 @@ NOT_RUN = frozenset({"missing", "unreadable", "import_error", "not_graded"})
 #: A topic's kind (``topic_kinds``): one of :data:`NOT_RUN`, or ``timeout`` (it ran, and some
 #: call took too long: those tests failed; the later calls of that function were refused).
 TOPIC_KINDS = NOT_RUN | {"timeout"}
-#: The note :func:`autograder.grading.runner.run_topic` gives a topic that ran but timed out.
+#: The note :func:`autograder.grading.runner.run_topic` gives a topic that ran but timed out
+#: (:data:`autograder.grading.runner.TIMED_OUT`; its kind is recorded, never read from it).
 TIMED_OUT = "timed out"
 
 #: The longest failure message kept for one test: messages quote what the student's code
@@ -53,35 +54,17 @@ class ResultError(ValueError):
     """A results file that is not one this grader wrote (names the file and what is wrong)."""
 
 
-@dataclass
-class Graded:
-    """What grading one submission produced, as the grading loop fills it in (trusted data).
-
-    ``missing``: topics with no file at all; ``unreadable``: topics whose file could not be
-    read (both from :class:`autograder.grading.submission.Loaded`). Turned into the written
-    :class:`Result` by :meth:`Result.from_graded`.
-    """
-
-    id: str
-    sha256: str
-    status: str  # ok | partial | error
-    results: list[TestResult] = field(default_factory=list)
-    topic_notes: dict[str, str] = field(default_factory=dict)  # topic -> why it did not run
-    error: str | None = None
-    output: str = ""  # what the public phase's workers printed
-    hidden_output: str = ""  # the hidden phase's: for the instructors only
-    seconds: float = 0.0
-    student_seconds: float = 0.0  # waiting for the worker's replies
-    busy_seconds: float = 0.0  # of which, by the worker's clock, inside the calls themselves
-    missing: set[str] = field(default_factory=set)
-    unreadable: set[str] = field(default_factory=set)
-
-
 @dataclass(frozen=True)
 class TestOutcome:
     """One test's outcome: what it tests (topic, exercise, visibility ``public``/``hidden``),
     its points and score, its :data:`KINDS` ``kind`` and its failure message ("" if passed;
-    at most :data:`MAX_MESSAGE` characters and a note of how many were cut)."""
+    at most :data:`MAX_MESSAGE` characters and a note of how many were cut).
+
+    ``hint``: the hint a student is shown with a failed test, recorded where it ran
+    (:func:`autograder.results.failures.hint_for`); None for a passed or skipped one, and for a
+    record read back from a results file, which does not carry it (the schema is unchanged):
+    :func:`autograder.results.failures.hint` then looks it up once.
+    """
 
     name: str
     topic: str
@@ -91,6 +74,7 @@ class TestOutcome:
     score: float
     kind: str
     message: str = ""
+    hint: str | None = field(default=None, compare=False)
 
     @property
     def passed(self) -> bool:
@@ -113,7 +97,7 @@ class TestOutcome:
 class Result:
     """One submission's result, as written to and read from ``results/<id>.json``.
 
-    ``topics`` is each topic's score (exact when made by :meth:`from_graded`, rounded to 2
+    ``topics`` is each topic's score (exact when made by :meth:`of`, rounded to 2
     places when read back, as grades.csv writes them); ``score``/``max_score`` likewise.
     ``resumed``: read back by a re-run instead of graded (never written).
     """
@@ -153,52 +137,48 @@ class Result:
         return [t for t in self.tests if not t.skipped]
 
     @classmethod
-    def from_graded(cls, g: Graded, grader_version: str = "",
-                    versions: dict[str, str] | None = None) -> Result:
-        """The result of a graded submission (the one place a test's ``kind`` is decided)."""
-        kinds = {t: topic_kind(g, t, why) for t, why in g.topic_notes.items()}
-        tests = [TestOutcome(name=r.spec.name, topic=r.spec.topic, exercise=r.spec.exercise,
-                             visibility=r.spec.visibility, points=r.spec.points, score=r.score,
-                             kind=_test_kind(r, g.topic_notes.get(r.spec.topic),
-                                             kinds.get(r.spec.topic)),
-                             message="" if r.passed else _capped_message(r.message))
-                 for r in g.results]
+    def of(cls, id: str, sha256: str, tests: list[TestOutcome], *, error: str | None = None,
+           topic_notes: dict[str, str] | None = None, topic_kinds: dict[str, str] | None = None,
+           output: str = "", hidden_output: str = "", seconds: float = 0.0,
+           student_seconds: float = 0.0, busy_seconds: float = 0.0, grader_version: str = "",
+           versions: dict[str, str] | None = None) -> Result:
+        """The record of a graded submission, from its tests' records and its topics' notes
+        and kinds as they were decided (nothing re-derived): each topic's score, the total
+        and maximum summed from the tests, and the status (``error`` when nothing could be
+        read, ``partial`` when some topic has a note, else ``ok``).
+
+        Raises:
+            ValueError: a topic kind that is not one of :data:`TOPIC_KINDS`, or a note
+                without a kind.
+        """
+        notes, kinds = dict(topic_notes or {}), dict(topic_kinds or {})
+        if set(notes) != set(kinds) or not set(kinds.values()) <= TOPIC_KINDS:
+            raise ValueError(f"topic kinds {kinds} do not match the notes of {sorted(notes)}")
         topics = {m: 0.0 for m in catalogue.topic_modules()}
         for t in tests:
             topics[t.topic] += t.score
-        return cls(id=g.id, sha256=g.sha256, status=g.status, tests=tests, topics=topics,
+        status = "error" if error else "partial" if notes else "ok"
+        return cls(id=id, sha256=sha256, status=status, tests=list(tests), topics=topics,
                    score=sum(topics.values()), max_score=sum(t.points for t in tests),
-                   topic_notes=dict(sorted(g.topic_notes.items())),
-                   topic_kinds=dict(sorted(kinds.items())), error=g.error, output=g.output,
-                   hidden_output=g.hidden_output, seconds=g.seconds,
-                   student_seconds=g.student_seconds, busy_seconds=g.busy_seconds,
+                   topic_notes=dict(sorted(notes.items())),
+                   topic_kinds=dict(sorted(kinds.items())), error=error, output=output,
+                   hidden_output=hidden_output, seconds=seconds,
+                   student_seconds=student_seconds, busy_seconds=busy_seconds,
                    grader_version=grader_version, versions=dict(versions or {}))
 
-
-def topic_kind(g: Graded, topic: str, note: str) -> str:
-    """Why ``topic`` has a note: one of :data:`TOPIC_KINDS`, from the loader's facts."""
-    if g.error:
-        return "not_graded"
-    if topic in g.missing:
-        return "missing"
-    if topic in g.unreadable:
-        return "unreadable"
-    return "timeout" if note == TIMED_OUT else "import_error"
-
-
-def _test_kind(r: TestResult, note: str | None, kind: str | None) -> str:
-    if r.skipped:
-        return "skipped"
-    if r.passed:
-        return "passed"
-    # A topic that could not run fails each of its tests with its note, as it is (run_topic):
-    # in a phase where it did not load, every test carries exactly that text.
-    if kind in NOT_RUN and r.message == note:
-        return kind
-    return "failed"
+    def as_written(self) -> Result:
+        """This record with its numbers as the results file holds them (topics and totals to
+        2 places, tests' points and scores to 4): what :func:`from_json` would read back, so
+        that grades.csv and report.html made in memory match those made from the files."""
+        return dataclasses.replace(
+            self, topics={k: round(v, 2) for k, v in self.topics.items()},
+            score=round(self.score, 2), max_score=round(self.max_score, 2),
+            tests=[dataclasses.replace(t, points=round(t.points, 4), score=round(t.score, 4))
+                   for t in self.tests])
 
 
-def _capped_message(m: str) -> str:
+def capped_message(m: str) -> str:
+    """A failure message cut to :data:`MAX_MESSAGE` characters, saying how many were cut."""
     if len(m) <= MAX_MESSAGE:
         return m
     return m[:MAX_MESSAGE] + f" … [{len(m) - MAX_MESSAGE} more characters]"
@@ -259,20 +239,40 @@ def from_json(doc: object, where: str = "results file") -> Result:
         grader_version=str(extra.get("grader_version", "")), versions=versions)
 
 
+def read(path: Path) -> Result:
+    """The result in the results file ``path``.
+
+    Raises:
+        ResultError: the file is missing or unreadable, is not JSON, or is not one this
+            grader writes (the message names the file and what is wrong).
+    """
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ResultError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    except ValueError as exc:  # json's errors and a file that is not UTF-8
+        raise ResultError(f"{path}: not a results file ({exc})") from None
+    return from_json(doc, str(path))
+
+
 def load(out: Path, sid: str) -> Result | None:
     """The result of ``sid`` in the output folder ``out``, or None when its file is missing,
-    unreadable, or not one this grader writes (an older grader's: it is then graded again)."""
-    path = results_path(out, sid)
+    unreadable, or not one this grader writes: what a re-run asks (such a submission is then
+    graded again) and what `course report --class` counts as missing."""
     try:
-        return from_json(json.loads(path.read_text(encoding="utf-8")), str(path))
-    except (OSError, ValueError):  # ResultError and json's errors are ValueErrors
+        return read(results_path(out, sid))
+    except ResultError:
         return None
 
 
 def load_all(out: Path, ids: list[str] | None = None) -> list[Result]:
-    """The results of ``ids`` (default: every ``results/*.json``) sorted by id; files that
-    :func:`load` cannot read are left out (grades.csv and report.html leave them out too)."""
+    """The results of ``ids`` (default: every ``results/*.json``) sorted by id: what
+    `course report` and `course export-grades` are made from.
+
+    Raises:
+        ResultError: a file that is missing or does not read back (:func:`read`); never a
+            row silently left out of grades.csv or the report.
+    """
     if ids is None:
         ids = [p.stem for p in (out / "results").glob("*.json")]
-    found = (load(out, sid) for sid in sorted(set(ids)))
-    return [r for r in found if r is not None]
+    return [read(results_path(out, sid)) for sid in sorted(set(ids))]

@@ -1,8 +1,10 @@
 """`report.html`: the instructor's one-page view of a graded batch (docs/design/interface.md,
 outputs).
 
-Built only from the ``results/<id>.json`` files on disk, never from the batch's memory, so a
-resumed batch writes the same page as a fresh one. Deterministic: the same results give the same
+Built from the batch's records (:class:`~autograder.results.model.Result`, each as its
+results file holds it: :meth:`~autograder.results.model.Result.as_written`), in memory after
+`course grade`, read back through :func:`~autograder.results.model.load_all` by `course report`,
+so a resumed batch and a report of shards write the same page as a fresh batch. Deterministic: the same results give the same
 bytes (no clock, no ``execution_time``; matplotlib's SVG ids are salted with a constant and its
 ``Date`` metadata dropped). The page is
 templates/report.html and templates/report.css, filled by :mod:`autograder.templating`.
@@ -16,23 +18,26 @@ Run it by hand on an existing output folder with ``python -m autograder.results.
 from __future__ import annotations
 
 import base64
-import html
+import functools
 import io
 import re
 import statistics
 import sys
 from collections import Counter
 from pathlib import Path
+from typing import NamedTuple
+
+import jinja2
 
 from autograder import catalogue, templating
-from autograder.results import model
+from autograder.results import failures, model
 from autograder.results.model import Result, TestOutcome
 from autograder.results.text import one_line
 from autograder.results.writers import write_atomic
 from autograder.driver.errors import without_frames
 
 REPORT_NAME = "report.html"
-#: How many distinct failure messages the "commonest failures" table shows.
+#: How many mistakes (an exercise's first failed test) the "commonest mistakes" table shows.
 TOP_FAILURES = 20
 #: Longest message shown in full (the rest is cut with an ellipsis).
 MAX_MESSAGE = 400
@@ -49,8 +54,11 @@ def _reasons(doc: dict) -> dict[str, str]:
 
 
 def load_results(out: Path, ids: list[str] | None = None) -> list[Result]:
-    """The results of ``ids`` (default: every ``results/*.json``), sorted by id; files that do
-    not read back are skipped (grades.csv skips them too)."""
+    """The results of ``ids`` (default: every ``results/*.json``), sorted by id.
+
+    Raises:
+        ResultError: a results file that does not read back (named): never left out.
+    """
     return model.load_all(out, ids)
 
 
@@ -105,31 +113,56 @@ def not_written(results: list[Result]) -> tuple[int, int]:
     return tests, len(who)
 
 
-def common_failures(results: list[Result]) -> tuple[list[tuple[str, int, list[str], list[str]]],
-                                                      int]:
-    """The commonest failure messages: (message, failed tests, submission ids, test names),
-    most frequent first, and how many failures were left out because their whole topic did not
-    run (kind :data:`~autograder.results.model.NOT_RUN`: listed per submission instead).
-    Failures that are only an unwritten exercise's stub (:func:`is_stub_failure`) are in
-    neither: :func:`not_written` counts them."""
-    count: Counter[str] = Counter()
+class Mistake(NamedTuple):
+    """One mistake across the class: the first failed test of an exercise (``first``, with
+    ``where`` its ``topic.exercise`` and ``message`` the commonest message it failed with) in
+    ``ids`` submissions; ``folded``: how many failures of the same exercise followed it in
+    those submissions (:func:`autograder.results.failures.mistakes`), and which tests."""
+
+    where: str
+    first: str
+    visibility: str
+    message: str
+    ids: list[str]
+    folded: int
+    dependents: list[str]
+
+
+def common_mistakes(results: list[Result]) -> tuple[list[Mistake], int]:
+    """The commonest mistakes (:class:`Mistake`): each submission's failed tests folded per
+    exercise under the first (:func:`autograder.results.failures.mistakes`), grouped across
+    the class by that first test, most submissions first (at most :data:`TOP_FAILURES`); and
+    how many failures were left out because their whole topic did not run (kind
+    :data:`~autograder.results.model.NOT_RUN`: listed per submission instead). Failures that
+    are only an unwritten exercise's stub (:func:`is_stub_failure`) are in neither:
+    :func:`not_written` counts them."""
     who: dict[str, set[str]] = {}
-    which: dict[str, set[str]] = {}
+    facts: dict[str, tuple[str, str]] = {}
+    messages: dict[str, Counter[str]] = {}
+    folded: Counter[str] = Counter()
+    dependents: dict[str, set[str]] = {}
     skipped = 0
     for r in results:
+        failed = []
         for t in r.graded_tests():
             if t.passed or is_stub_failure(t):
                 continue
             if t.kind in model.NOT_RUN:
                 skipped += 1
                 continue
-            # One mistake in two submissions sits on different lines: grouped without them.
-            msg = without_frames(t.message).strip()
-            count[msg] += 1
-            who.setdefault(msg, set()).add(r.id)
-            which.setdefault(msg, set()).add(t.name)
-    ranked = sorted(count, key=lambda m: (-count[m], m))[:TOP_FAILURES]
-    return [(m, count[m], sorted(who[m]), sorted(which[m])) for m in ranked], skipped
+            failed.append(t)
+        for m in failures.mistakes(failed):
+            key = m.first.name
+            who.setdefault(key, set()).add(r.id)
+            facts[key] = (f"{m.first.topic}.{m.first.exercise}", m.first.visibility)
+            # One mistake in two submissions sits on different lines: counted without them.
+            messages.setdefault(key, Counter())[without_frames(m.first.message).strip()] += 1
+            folded[key] += len(m.more)
+            dependents.setdefault(key, set()).update(t.name for t in m.more)
+    ranked = sorted(who, key=lambda k: (-len(who[k]), facts[k][0], k))[:TOP_FAILURES]
+    return [Mistake(facts[k][0], k, facts[k][1],
+                    sorted(messages[k].items(), key=lambda kv: (-kv[1], kv[0]))[0][0],
+                    sorted(who[k]), folded[k], sorted(dependents[k])) for k in ranked], skipped
 
 
 def problem_rows(results: list[Result]) -> list[tuple[Result, list[str]]]:
@@ -140,8 +173,11 @@ def problem_rows(results: list[Result]) -> list[tuple[Result, list[str]]]:
         if r.status not in ("error", "partial"):
             continue
         lines, missing = [], []
-        # Every topic of a submission that could not be read has that one reason as its note
-        # (grading.loop): said once, not once per topic (a new user counted 9 of them).
+        if r.status == "error" and r.error is not None:
+            # One reason per submission that could not be graded: every topic's note repeats
+            # it (grading.loop), so it is said once, not once per topic (a new user counted 9).
+            rows.append((r, [f"nothing could be graded: {one_line(r.error)}"]))
+            continue
         whole = f"nothing could be graded: {r.error}" if r.error else None
         for topic, why in sorted(r.reasons.items()):
             if topic and why == whole:
@@ -234,23 +270,40 @@ def topics_svg(results: list[Result]) -> str:
     return _svg_uri(fig)
 
 
-# ---------------------------------------------------------------- HTML
+# ---------------------------------------------------------------- the page
 
-def _e(text: object) -> str:
-    return html.escape(str(text), quote=True)
-
-
-def _cut(text: str) -> str:
-    return text if len(text) <= MAX_MESSAGE else text[: MAX_MESSAGE - 1] + "…"
+def _pct(passed: int, graded: int) -> float:
+    return 100.0 * passed / graded if graded else 0.0
 
 
-def _rate_cell(passed: int, graded: int) -> str:
-    pct = 100.0 * passed / graded if graded else 0.0
-    return (f'<td class="n"><span class="track"><span class="bar" style="width:{pct:.0f}%">'
-            f'</span></span>{pct:.0f} %</td>')
+def rate_tree(results: list[Result]) -> list[dict]:
+    """Pass rates per topic, per exercise under it, per test under that: for each topic of the
+    catalogue that has graded tests, ``{"module", "title", "passed", "graded", "pct",
+    "exercises": [{"name", "passed", "graded", "pct", "tests": [{"test", "passed", "graded",
+    "pct"}]}]}``, where ``passed``/``graded`` count test results over the class (all statuses)."""
+    by_topic: dict[str, dict[str, list[tuple[TestOutcome, int, int]]]] = {}
+    for t, p, n in pass_rates(results):
+        by_topic.setdefault(t.topic, {}).setdefault(t.exercise, []).append((t, p, n))
+    tree = []
+    for top in catalogue.topics():
+        exercises = []
+        for ex in top.exercises:
+            rows = by_topic.get(top.module, {}).get(ex.name)
+            if not rows:
+                continue
+            p, n = sum(r[1] for r in rows), sum(r[2] for r in rows)
+            exercises.append({"name": ex.name, "passed": p, "graded": n, "pct": _pct(p, n),
+                              "tests": [{"test": t, "passed": tp, "graded": tn,
+                                         "pct": _pct(tp, tn)} for t, tp, tn in rows]})
+        if exercises:
+            p = sum(e["passed"] for e in exercises)
+            n = sum(e["graded"] for e in exercises)
+            tree.append({"module": top.module, "title": top.title, "passed": p, "graded": n,
+                         "pct": _pct(p, n), "exercises": exercises})
+    return tree
 
 
-def _summary_section(results: list[Result]) -> list[str]:
+def _summary(results: list[Result]) -> list[tuple[str, str]]:
     totals = [r.score for r in results]
     statuses = Counter(r.status for r in results)
     stats = [("submissions", str(len(results)))]
@@ -259,120 +312,71 @@ def _summary_section(results: list[Result]) -> list[str]:
                   ("median", f"{statistics.median(totals):.2f}"),
                   ("min", f"{min(totals):.2f}"), ("max", f"{max(totals):.2f}"),
                   ("std dev", f"{statistics.pstdev(totals):.2f}")]
-    stats += [(f"status {s}", str(statuses.get(s, 0))) for s in ("ok", "partial", "error")]
-    cells = "".join(f"<tr><th>{_e(k)}</th><td class=\"n\">{_e(v)}</td></tr>" for k, v in stats)
-    return [f'<table id="summary">{cells}</table>']
+    return stats + [(f"status {s}", str(statuses.get(s, 0))) for s in ("ok", "partial", "error")]
 
 
-def _plots_section(results: list[Result]) -> list[str]:
+def _plots(results: list[Result]) -> dict[str, str] | None:
     try:
-        hist, topics = histogram_svg(results), topics_svg(results)
+        return {"histogram": histogram_svg(results), "topics": topics_svg(results)}
     except ImportError:
-        return ['<p class="muted">(plots need matplotlib: <code>pip install matplotlib</code>)</p>']
-    return [f'<img id="histogram" alt="histogram of totals" src="{hist}">',
-            f'<img id="topic-means" alt="mean score per topic" src="{topics}">']
+        return None
 
 
-def _grades_section(results: list[Result]) -> list[str]:
-    modules = catalogue.topic_modules()
-    head = "".join(f"<th>ex{m[2:4]}</th>" for m in modules)
-    rows = [(f'<table id="grades"><thead><tr><th>id</th>{head}<th>total</th><th>max</th>'
-             "<th>status</th></tr></thead><tbody>")]
-    for r in results:
-        cells = "".join(f'<td class="n">{r.topics.get(m, 0.0):.2f}</td>' for m in modules)
-        rows.append(f"<tr><td>{_e(r.id)}</td>{cells}<td class=\"n\">{r.score:.2f}</td>"
-                    f"<td class=\"n\">{r.max_score:.2f}</td>"
-                    f'<td class="{_e(r.status)}">{_e(r.status)}</td></tr>')
-    rows.append("</tbody></table>")
-    return rows
+def _cut(text: str) -> str:
+    return text if len(text) <= MAX_MESSAGE else text[: MAX_MESSAGE - 1] + "…"
 
 
-def _pass_rate_section(results: list[Result]) -> list[str]:
-    rows = [('<table id="pass-rates"><thead><tr><th>test</th><th>visibility</th>'
-             "<th>points</th><th>passed</th><th>pass rate</th></tr></thead><tbody>")]
-    current = None
-    for t, passed, graded in pass_rates(results):
-        if t.topic != current:
-            current = t.topic
-            rows.append(f'<tr class="topic"><td colspan="5">{_e(t.topic)}</td></tr>')
-        vis = "public" if t.visibility == "public" else "hidden"
-        rows.append(f"<tr><td>{_e(t.name)}</td><td>{vis}</td>"
-                    f'<td class="n">{t.points:.4g}</td>'
-                    f'<td class="n">{passed}/{graded}</td>{_rate_cell(passed, graded)}</tr>')
-    rows.append("</tbody></table>")
-    return rows
-
-
-def _failures_section(results: list[Result]) -> list[str]:
-    ranked, skipped = common_failures(results)
-    stub_tests, stub_subs = not_written(results)
-    out = []
-    if stub_tests:
-        out.append(f'<p id="not-written">Not written yet: {stub_tests} test(s) in {stub_subs} '
-                   "submission(s) failed only on the stub's <code>NotImplementedError</code> "
-                   "(not counted below).</p>")
-    if skipped:
-        out.append(f'<p class="muted">{skipped} failure(s) of topics that did not run at all '
-                   "(missing, not importable, nothing gradable) are not counted here; see "
-                   "<a href=\"#problems\">Submissions with problems</a>.</p>")
-    if not ranked:
-        return out + [f'<p id="failures">No{" other" if stub_tests else ""} failed tests.</p>']
-    out.append('<table id="failures"><thead><tr><th>failed tests</th><th>submissions</th>'
-               "<th>message</th><th>where</th></tr></thead><tbody>")
-    where = {t.name: f"{t.topic}.{t.exercise}" for t in test_order(results)}
-    for msg, n, ids, names in ranked:
-        per_ex = Counter(where[x] for x in names)
-        shown = "<br>".join(f"{_e(ex)} ({k} test{'s' if k > 1 else ''})"
-                            for ex, k in sorted(per_ex.items()))
-        out.append(f'<tr><td class="n">{n}</td><td class="n">{len(ids)}</td>'
-                   f"<td><pre>{_e(_cut(msg))}</pre></td><td>{shown}</td></tr>")
-    out.append("</tbody></table>")
-    return out
-
-
-def _problems_section(results: list[Result]) -> list[str]:
-    rows = problem_rows(results)
-    if not rows:
-        return ['<p id="problems">Every submission ran completely (status ok).</p>']
-    out = [('<table id="problems"><thead><tr><th>id</th><th>status</th><th>total</th>'
-            "<th>reasons</th></tr></thead><tbody>")]
-    for r, lines in rows:
-        reasons = "\n".join(_cut(x) for x in lines)
-        out.append(f'<tr><td>{_e(r.id)}</td><td class="{_e(r.status)}">{_e(r.status)}</td>'
-                   f'<td class="n">{r.score:.2f}</td><td><pre>{_e(reasons)}</pre></td></tr>')
-    out.append("</tbody></table>")
-    return out
+@functools.cache
+def _environment() -> jinja2.Environment:
+    # Autoescaping on for every template: student text (ids, messages) is escaped by the
+    # engine, never by hand; StrictUndefined makes a misspelt name an error, not a blank.
+    return jinja2.Environment(
+        loader=jinja2.PackageLoader("autograder.results", "templates"),
+        autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True,
+        lstrip_blocks=True, keep_trailing_newline=True)
 
 
 def render(results: list[Result]) -> str:
-    """The whole page as text (deterministic in ``results``): templates/report.html, its
-    CSS inlined, filled with the sections' HTML (every student-sourced text escaped)."""
+    """The whole page as text (deterministic in ``results``): templates/report.html.j2,
+    rendered by Jinja2 with autoescaping (every student-sourced text escaped), its CSS
+    (templates/report.css, the course's own) inlined."""
     versions = sorted({r.grader_version for r in results if r.grader_version}) or ["unknown"]
-    package = "autograder.results"
-    return templating.fill(
-        package, "report.html", css=templating.text(package, "report.css"),
-        versions=_e(", ".join(versions)), summary="\n".join(_summary_section(results)),
-        plots="\n".join(_plots_section(results)), problems="\n".join(_problems_section(results)),
-        failures="\n".join(_failures_section(results)), count=len(results),
-        pass_rates="\n".join(_pass_rate_section(results)),
-        grades="\n".join(_grades_section(results)))
+    mistakes, not_run = common_mistakes(results)
+    stub_tests, stub_subs = not_written(results)
+    page = _environment().get_template("report.html.j2").render(
+        css=templating.text("autograder.results", "report.css"),
+        versions=", ".join(versions), count=len(results), summary=_summary(results),
+        plots=_plots(results),
+        problems=[(r, _cut("\n".join(_cut(x) for x in lines)))
+                  for r, lines in problem_rows(results)],
+        mistakes=[m._replace(message=_cut(m.message)) for m in mistakes], not_run=not_run,
+        stub_tests=stub_tests, stub_subs=stub_subs, tree=rate_tree(results),
+        modules=catalogue.topic_modules(), results=results)
+    return page
 
 
-def write_report(out: Path, ids: list[str] | None = None) -> Path:
-    """Build ``out/report.html`` from ``out/results/`` (only ``ids`` when given) atomically."""
+def write_report(out: Path, results: list[Result]) -> Path:
+    """Write ``out/report.html`` from ``results`` (the batch's records in memory, or those
+    :func:`load_results` read back for `course report`) atomically; its path."""
     path = out / REPORT_NAME
-    write_atomic(path, render(load_results(out, ids)))
+    write_atomic(path, render(sorted(results, key=lambda r: r.id)))
     return path
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m autograder.results.report OUT``: rebuild OUT/report.html; 0, or 2 on bad usage."""
+    """``python -m autograder.results.report OUT``: rebuild OUT/report.html; 0, 1 when a
+    results file does not read back (named), or 2 on bad usage."""
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 1 or not Path(args[0], "results").is_dir():
         print("usage: python -m autograder.results.report OUT  (OUT: a `course grade --out` folder)",
               file=sys.stderr)
         return 2
-    print(write_report(Path(args[0])))
+    try:
+        results = load_results(Path(args[0]))
+    except model.ResultError as exc:
+        print(f"python -m autograder.results.report: {exc}", file=sys.stderr)
+        return 1
+    print(write_report(Path(args[0]), results))
     return 0
 
 

@@ -15,12 +15,12 @@ import tempfile
 from pathlib import Path
 
 from autograder import catalogue
-from autograder.results import failures, model, version
-from autograder.results.model import Graded, Result
+from autograder.results import failures, model
+from autograder.results.model import Result
 from autograder.results.text import csv_cell, md_text, one_line
 
-__all__ = ["CSV_HEADER", "Graded", "as_result", "feedback_md", "remove_stale_temps",
-           "results_json", "write_atomic", "write_grades_csv", "write_submission"]
+__all__ = ["CSV_HEADER", "feedback_md", "gradescope_json", "remove_stale_temps", "results_json",
+           "write_atomic", "write_grades_csv", "write_submission"]
 
 CSV_HEADER = ["id", *catalogue.topic_modules(), "total", "max", "status"]
 
@@ -73,13 +73,6 @@ def remove_stale_temps(out: Path, ids: list[str] | None = None) -> None:
                 pass
 
 
-def as_result(g: Graded | Result) -> Result:
-    """``g`` as the :class:`Result` that is written (stamped with this grader's versions)."""
-    if isinstance(g, Result):
-        return g
-    return Result.from_graded(g, version.grader_version(), version.versions())
-
-
 def _test_output(t: model.TestOutcome, site_url: str | None = None) -> str:
     if t.passed:
         return ""
@@ -95,13 +88,12 @@ def _capped(text: str, limit: int = 8000) -> str:
     return text[:limit] + f"\n[{len(text) - limit} more characters of output not shown]"
 
 
-def results_json(g: Graded | Result, visibility_hidden: str = "after_published",
+def results_json(r: Result, visibility_hidden: str = "after_published",
                  site_url: str | None = None) -> str:
     """The results file's text: Gradescope's fields, and in ``extra_data`` the structure that
     :func:`autograder.results.model.load` reads back (the model's docstring lists it). Lesson
     links point at ``site_url``, or name the repository's lesson files when None
     (:func:`autograder.catalogue.lesson_link`)."""
-    r = as_result(g)
     summary = [f"Status: {r.status}. Score {r.score:.2f} / {r.max_score:.2f}."]
     skipped = [t for t in r.tests if t.skipped]
     if skipped and not r.error:  # nothing ran at all: no test was skipped for want of CUDA
@@ -158,18 +150,94 @@ def results_json(g: Graded | Result, visibility_hidden: str = "after_published",
     return json.dumps(doc, indent=2, ensure_ascii=False, sort_keys=False) + "\n"
 
 
-#: How many failed tests feedback.md lists per topic (lines for an exercise not written yet or
-#: a topic that did not run are not counted).
+def _groups(r: Result) -> list[tuple[str, str, str, list[model.TestOutcome]]]:
+    """(topic, exercise, visibility, tests) of ``r``'s tests, per exercise and visibility, in
+    the order graded; a group whose every test was skipped is left out."""
+    groups: dict[tuple[str, str, str], list[model.TestOutcome]] = {}
+    for t in r.tests:
+        groups.setdefault((t.topic, t.exercise, t.visibility), []).append(t)
+    return [(*key, ts) for key, ts in groups.items() if any(not t.skipped for t in ts)]
+
+
+#: The name of a Gradescope entry: one exercise's public or hidden tests.
+GROUP_NAME = "{topic}.{exercise}: {which} tests"
+
+
+def _group_output(tests: list[model.TestOutcome], shown: list[failures.Shown], status: str,
+                  site_url: str | None) -> str:
+    """What a Gradescope entry shows: how many of its tests passed, each mistake
+    (:func:`autograder.results.failures.mistakes`: the first failed test with its message,
+    hint and lesson, the failures that follow it in the exercise folded into one line of
+    names), an exercise not written yet or a topic that did not run on one line, and the CUDA
+    tests skipped where there are some and the status is not ``error``. ``shown``: the whole
+    submission's :func:`~autograder.results.failures.arrange` (an exercise is not written yet
+    by all of its tests, public and hidden together)."""
+    t0 = tests[0]
+    graded = [t for t in tests if not t.skipped]
+    failed = [t for t in graded if not t.passed]
+    mine = {id(t) for t in failed}
+    lines = [f"{len(graded) - len(failed)} of {len(graded)} tests passed."]
+    for s in shown:
+        if s.kind == "not_run" and s.topic == t0.topic and failed:
+            lines.append(f"Could not run: {one_line(s.note)}")
+        elif s.kind == "unwritten" and (s.topic, s.exercise) == (t0.topic, t0.exercise) \
+                and failed:
+            lines.append(f"Not written yet (start: course hint {s.topic}.{s.exercise}).")
+    for m in failures.mistakes(s.test for s in shown
+                               if s.kind == "failed" and id(s.test) in mine):
+        ex = catalogue.get_topic(m.first.topic).exercise(m.first.exercise)
+        lines += [f"Failed: {m.first.name}", m.first.message,
+                  f"Hint: {failures.hint(m.first)}",
+                  f"Lesson: {catalogue.lesson_link(ex, site_url)}"]
+        if m.more:
+            lines.append(f"Also failed, probably from the same mistake ({len(m.more)}): "
+                         + "; ".join(t.name for t in m.more))
+    skipped = len(tests) - len(graded)
+    if skipped and status != "error":
+        lines.append(f"{skipped} CUDA test{'s' if skipped != 1 else ''} skipped (no CUDA device "
+                     "on the grading machine; no points).")
+    return "\n".join(lines)
+
+
+def gradescope_json(r: Result, visibility_hidden: str = "after_published",
+                    site_url: str | None = None) -> str:
+    """Gradescope's ``results.json`` for the record ``r`` (what `course gradescope`'s
+    ``run_autograder`` writes): the summary of :func:`results_json`, then one entry per
+    exercise and visibility (``<topic>.<exercise>: public tests`` shown as ``visible``,
+    ``…: hidden tests`` as ``visibility_hidden``, exactly as each test was), its score and
+    max_score the sums of its tests' and its output its failures (:func:`_group_output`);
+    the per-test record once, in ``extra_data`` (as in ``results/<id>.json``)."""
+    doc = json.loads(results_json(r, visibility_hidden, site_url))
+    shown = failures.arrange(r.tests, r.topic_notes)
+    doc["tests"] = [
+        {
+            "name": GROUP_NAME.format(topic=topic, exercise=exercise,
+                                      which="public" if vis == "public" else "hidden"),
+            "score": round(sum(t.score for t in tests), 4),
+            "max_score": round(sum(t.points for t in tests), 4),
+            "status": "passed" if all(t.passed for t in tests if not t.skipped) else "failed",
+            "output": _group_output(tests, shown, r.status, site_url),
+            "visibility": "visible" if vis == "public" else visibility_hidden,
+        }
+        for topic, exercise, vis, tests in _groups(r)
+    ]
+    return json.dumps(doc, indent=2, ensure_ascii=False, sort_keys=False) + "\n"
+
+
+#: How many mistakes (an exercise's first failed test, its dependent failures folded under it)
+#: feedback.md lists per topic (lines for an exercise not written yet or a topic that did not
+#: run are not counted).
 FEEDBACK_FAILURES = 25
 
 
-def feedback_md(g: Graded | Result, site_url: str | None = None) -> str:
+def feedback_md(r: Result, site_url: str | None = None) -> str:
     """The student's feedback/<id>.md: per topic its score, why it did not run, and its
-    failures in :func:`autograder.results.failures.arrange`'s order: each failed test of a
-    written exercise with its message, hint (the test's own, else the exercise's first) and
-    lesson (student text escaped: md_text), at most :data:`FEEDBACK_FAILURES` of them; each
-    exercise not written yet on one line. Lesson links as :func:`results_json` makes them."""
-    r = as_result(g)
+    failures in :func:`autograder.results.failures.arrange`'s order: each mistake of a written
+    exercise (:func:`autograder.results.failures.mistakes`) as its first failed test with its
+    message, hint (the test's own, else the exercise's first) and lesson (student text
+    escaped: md_text), the failed tests after it in that exercise folded into one line, at most
+    :data:`FEEDBACK_FAILURES` mistakes; each exercise not written yet on one line. Lesson links
+    as :func:`results_json` makes them."""
     lines = [f"# Feedback for {md_text(r.id)}", "",
              f"Total: **{r.score:.2f} / {r.max_score:.2f}** (status: {r.status})", ""]
     if r.error:
@@ -204,24 +272,33 @@ def feedback_md(g: Graded | Result, site_url: str | None = None) -> str:
             continue
         lines.append(f"{len(rs) - len(failed)} of {len(rs)} tests passed. Failed:")
         lines.append("")
-        # The shared order (check and watch too): written exercises' failures first, each
-        # exercise not written yet and a topic that did not run one line (its note is above).
-        shown, left = failures.limited(failures.arrange(rs, r.topic_notes), FEEDBACK_FAILURES)
+        # The shared order (check and watch too): a topic that did not run one line (its note
+        # is above), then each mistake of a written exercise: its first failed test in full,
+        # the failures after it in the same exercise folded into one line (they most likely
+        # fail from the same mistake), then each exercise not written yet on one line.
+        shown = failures.arrange(rs, r.topic_notes)
+        folded = failures.mistakes(s.test for s in shown if s.kind == "failed")
+        kept, more = folded[:FEEDBACK_FAILURES], folded[FEEDBACK_FAILURES:]
         for s in shown:
             if s.kind == "not_run":
                 lines.append(f"- {s.count} test{'s' if s.count != 1 else ''} could not run: "
                              "the reason is quoted above")
-                continue
-            if s.kind == "unwritten":
-                lines.append(f"- {s.line()}  ")
-                lines.append(f"  Start: `course hint {s.topic}.{s.exercise}`")
-                continue
-            x = s.test
+        for m in kept:
+            x = m.first
             ex = t.exercise(x.exercise)
             lines.append(f"- **{x.name}** ({x.visibility})  ")
             lines.append(f"  Why: {md_text(x.message)}  ")
             lines.append(f"  Hint: {failures.hint(x)}  ")
-            lines.append(f"  Lesson: {catalogue.lesson_link(ex, site_url)}")
+            lines.append(f"  Lesson: {catalogue.lesson_link(ex, site_url)}"
+                         + ("  " if m.more else ""))
+            if m.more:
+                lines.append(f"  Also failed, probably from the same mistake ({len(m.more)}): "
+                             + "; ".join(f"{y.name} ({y.visibility})" for y in m.more))
+        for s in shown:
+            if s.kind == "unwritten":
+                lines.append(f"- {s.line()}  ")
+                lines.append(f"  Start: `course hint {s.topic}.{s.exercise}`")
+        left = [y for m in more for y in (m.first, *m.more)]
         if left:
             lines.append(f"- … and {len(left)} more failed test{'s' if len(left) != 1 else ''} "
                          f"(`course check {t.module}` lists the public ones)")
@@ -229,25 +306,27 @@ def feedback_md(g: Graded | Result, site_url: str | None = None) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
-def write_submission(out: Path, g: Graded | Result,
-                     visibility_hidden: str = "after_published",
+def write_submission(out: Path, r: Result, visibility_hidden: str = "after_published",
                      site_url: str | None = None) -> Result:
-    """Write ``g``'s feedback and results files into ``out`` (lesson links to ``site_url``, see
-    :func:`results_json`); returns the :class:`Result`."""
-    r = as_result(g)
+    """Write ``r``'s feedback and results files into ``out`` (lesson links to ``site_url``, see
+    :func:`results_json`); returns the record as written (:meth:`Result.as_written`: its
+    numbers rounded as the file rounds them), which the batch carries on to grades.csv and
+    report.html."""
     # Feedback first, results last: a results file means the submission is completely done.
     write_atomic(out / "feedback" / f"{r.id}.md", feedback_md(r, site_url))
     write_atomic(model.results_path(out, r.id), results_json(r, visibility_hidden, site_url))
-    return r
+    return r.as_written()
 
 
-def write_grades_csv(out: Path, ids: list[str]) -> None:
-    """Write ``out/grades.csv``: one row per id whose results file reads back, sorted by id
-    (the scores as the results files round them)."""
+def write_grades_csv(out: Path, results: list[Result]) -> None:
+    """Write ``out/grades.csv``: one row per result, sorted by id (the scores as the results
+    files round them). The results come from the batch's memory, or from the files through
+    :func:`autograder.results.model.load_all` (`course report`), which raises for a file that
+    does not read back: no submission is ever silently left out."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(CSV_HEADER)
-    for r in model.load_all(out, ids):
+    for r in sorted(results, key=lambda r: r.id):
         w.writerow([csv_cell(r.id), *(f"{r.topics[m]:.2f}" for m in catalogue.topic_modules()),
                     f"{r.score:.2f}", f"{r.max_score:.2f}", r.status])
     write_atomic(out / "grades.csv", buf.getvalue())

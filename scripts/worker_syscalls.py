@@ -1,7 +1,7 @@
 """The system calls workers make once their seccomp filter is loaded, read from an strace log.
 
 How the worker filter's allow-list was measured (docs/design/threat-model.md, "The filter is
-an allow-list"): run the grader under ``strace -f -qq -s 0 -o LOG …`` (the whole process tree,
+an allow-list"): run the grader under ``strace -f -qq -s 0 --decode-pids=pidns -o LOG …`` (the whole process tree,
 bubblewrap and zygotes included, traced from outside), then::
 
     python scripts/worker_syscalls.py LOG [LOG ...]
@@ -11,6 +11,10 @@ prints, per system call name, how many calls processes made after loading a secc
 of the process or thread that created them after it loaded one), and how many of those the
 kernel answered with EPERM or ENOSYS. Calls before the filter (the grader, bubblewrap, the
 zygote's imports, the worker's own isolation) are not counted: the filter never sees them.
+
+Run strace with ``--decode-pids=pidns``: workers live in PID namespaces of their own, where
+``clone`` returns the child's number in the namespace, and only that option tells which of
+strace's pids it is (without it a worker's threads and children go uncounted).
 
 Input: strace's ``-f`` format without ``-ff`` (``PID  name(args) = ret``, ``<unfinished ...>``
 and ``<... name resumed>`` lines). A pid that exits (``+++ exited`` / ``+++ killed``) starts a
@@ -25,6 +29,9 @@ import sys
 
 _LINE = re.compile(r"^(\d+)\s+(?:<\.\.\. (\w+) resumed>|(\w+)\()")
 _RET = re.compile(r"\)\s+= (-?\d+|\?)(?: (E[A-Z0-9]+))?")
+#: ``--decode-pids=pidns``: a pid returned inside a PID namespace (every worker is in one of
+#: its own), followed by strace's own number for it, which its lines carry.
+_HOST_PID = re.compile(r"= -?\d+ /\* (\d+) in strace's PID NS \*/")
 _FILTER = re.compile(r"^(?:seccomp\(SECCOMP_SET_MODE_FILTER|prctl\(PR_SET_SECCOMP)")
 _CREATES = {"clone", "clone3", "fork", "vfork"}
 
@@ -71,7 +78,8 @@ def measure(lines) -> dict[str, collections.Counter]:
         if resumed is None and ret == "0" and _FILTER.match(line[m.start(3):]):
             filtered[pid] = True  # (libseccomp's load is never split by another thread)
         if name in _CREATES and ret not in (None, "?") and int(ret) > 0:
-            child = int(ret)
+            host = _HOST_PID.search(line)
+            child = int(host.group(1)) if host else int(ret)
             flag = bool(state if state is not None else filtered.get(pid, False))
             filtered[child] = flag
             for cname, cerr in pending.pop(child, []):

@@ -1,8 +1,8 @@
 """The system calls workers make once their seccomp filter is loaded, read from an strace log.
 
 How the worker filter's allow-list was measured (docs/design/threat-model.md, "The filter is
-an allow-list"): run the grader under ``strace -f -qq -s 0 --decode-pids=pidns -o LOG …`` (the whole process tree,
-bubblewrap and zygotes included, traced from outside), then::
+an allow-list"): run the grader under ``strace -f -qq -s 0 --decode-pids=pidns -o LOG …``
+(the whole process tree, bubblewrap and zygotes included, traced from outside), then::
 
     python scripts/worker_syscalls.py LOG [LOG ...]
 
@@ -98,8 +98,8 @@ def main(argv: list[str]) -> int:
     for path in argv:
         with open(path, errors="replace") as f:
             got = measure(f)
-        for k in total:
-            total[k].update(got[k])
+        for k, counter in total.items():
+            counter.update(got[k])
     for name, n in sorted(total["calls"].items()):
         print(f"{name:24} {n:10} EPERM {total['EPERM'][name]:6} ENOSYS {total['ENOSYS'][name]:6}")
     return 0

@@ -259,7 +259,7 @@ def test_the_argument_refusals_read_the_low_32_bits_as_the_kernel_does():
 def test_without_the_filter_the_kernel_ignores_the_upper_half():
     """The kernel takes ``HIGH | F_GETLK`` for F_GETLK: the test above means something."""
     with tempfile.NamedTemporaryFile() as private:
-        ok, found = _forked(HIGH_BITS_CALLS, False, lambda ns: ns["probe"](private.name))
+        _ok, found = _forked(HIGH_BITS_CALLS, False, lambda ns: ns["probe"](private.name))
     assert found["F_GETLK high"] == 0 and found["F_GETFD high"] == 0
     assert found["MADV_PAGEOUT high"] in (0, errno.EINVAL)  # EINVAL before Linux 5.4
 

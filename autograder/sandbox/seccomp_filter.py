@@ -128,9 +128,10 @@ MEASURED_SYSCALLS = (
     # tests/test_ex08_sandbox.py grades: the slot's control group still holds it)
     "setsid", "getsid",
 )
-#: Calls no measured workload made but that glibc, CPython and the libraries make on paths we
-#: can name (a thread, a signal, an abort, a fork, a sleep), allowed so that a rare but
-#: ordinary path never fails a correct submission: threads (``clone`` is allowed on its flags,
+#: Calls that glibc, CPython and the libraries make on paths we can name (a thread, a signal,
+#: an abort, a fork, a sleep), allowed so that a rare but ordinary path never fails a correct
+#: submission (the sandbox tests' traces met the thread, fork and sleep ones; no workload's
+#: trace met a signal handler or an abort): threads (``clone`` is allowed on its flags,
 #: below) set their robust-futex list and restartable sequence, yield and exit; a signal
 #: handler returns through ``rt_sigreturn`` and Python's installs go through ``rt_sigaction``
 #: and ``rt_sigprocmask``, with ``sigaltstack`` per thread (faulthandler); ``abort()`` raises
@@ -145,9 +146,10 @@ NAMED_SYSCALLS = (
     "getrusage", "times",
 )
 #: The rest of the file API a worker uses on its own descriptors and its private scratch
-#: folder (the measured calls' siblings, and the older names of the same calls, which another
-#: glibc or a library's own system call may use): none of them reaches state another worker
-#: shares beyond the files themselves, which namespaces and permissions separate.
+#: folder (``readlink`` and ``rmdir`` measured in the sandbox tests; the measured calls'
+#: siblings, and the older names of the same calls, which another glibc or a library's own
+#: system call may use): none of them reaches state another worker shares beyond the files
+#: themselves, which namespaces and permissions separate.
 FILE_SYSCALLS = (
     "fstat", "stat", "lstat", "pread64", "pwrite64", "readv", "writev", "readlink",
     "readlinkat", "access", "faccessat", "faccessat2", "renameat", "renameat2", "rmdir",

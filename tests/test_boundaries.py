@@ -24,6 +24,7 @@ UNTRUSTED = frozenset({
     "autograder.sandbox.interpreter", "autograder.sandbox.isolation",
     "autograder.sandbox.seccomp_filter",
     "autograder.sandbox.triton_warm",  # the zygote's own warm-up kernel
+    "autograder.sandbox.triton_fast",  # the zygote's cheaper patching of Triton's interpreter
     "autograder.sandbox.host_counters",  # the workers' PID namespaces and frozen counters
     "autograder.sandbox.libc",  # mount, unshare, setns through ctypes
     "autograder.sandbox.tracebacks",  # the worker's description of exceptions and warnings

@@ -101,8 +101,8 @@ print(json.dumps({"digest": digest.hexdigest(), "errors": errors, "per_launch": 
 def _run(mode: str) -> dict:
     env = {**os.environ, "TRITON_INTERPRET": "1", "OMP_NUM_THREADS": "1",
            "PYTHONPATH": str(ROOT)}
-    proc = subprocess.run([sys.executable, "-c", SCRIPT, mode], capture_output=True, text=True, check=False,
-                          env=env, timeout=300, cwd=ROOT)
+    proc = subprocess.run([sys.executable, "-c", SCRIPT, mode], capture_output=True, text=True,
+                          check=False, env=env, timeout=300, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
@@ -140,6 +140,6 @@ def test_install_leaves_another_triton_alone():
               "assert before == (i._patch_builtin, i._get_np_dtype, i.GridExecutor.__call__,"
               " i.InterpretedFunction.__call__)\n")
     env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": str(ROOT)}
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=False,
-                          env=env, timeout=120, cwd=ROOT)
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          check=False, env=env, timeout=120, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr[-2000:]

@@ -1,11 +1,12 @@
-"""Two costs of Triton 3.9's interpreter that a worker pays per launch and per call, removed
-once per zygote (:func:`autograder.sandbox.zygote._warm_triton` calls :func:`install`).
+"""Three costs of Triton 3.9's interpreter that a worker pays per launch and per call, removed
+once per zygote (:func:`autograder.sandbox.zygote._preload_triton` calls :func:`install`).
 
 The interpreter runs a kernel by patching ``triton.language`` for the duration of the launch
 (``triton/runtime/interpreter.py``: ``GridExecutor.__call__`` calls ``_patch_lang``, which
 finds every Triton builtin of ``tl``, ``tl.core``, ``tl.tensor``, ``tl.math`` and
-``tl.core.tensor_descriptor_base`` with ``inspect.getmembers`` and wraps it). Two things there
-cost more than the kernels the course grades:
+``tl.core.tensor_descriptor_base`` with ``inspect.getmembers`` and wraps it), and checks
+every integer operation for overflow. Three things there cost more than the kernels the
+course grades:
 
 1. ``inspect.getmembers`` builds, sorts and filters a list of every attribute of those modules
    and classes, five times per ``_patch_lang``. :func:`_patch_builtin` visits the same
@@ -24,6 +25,15 @@ cost more than the kernels the course grades:
    :func:`_device_call` skips that repeat: once per launch and set of modules it patches as
    before. Any launch that starts or ends (a kernel launched from a kernel included) starts
    afresh, and a call outside a launch always patches.
+
+3. Every integer ``+``, ``-`` and ``*`` of a kernel (its pointer arithmetic: several per key
+   block) runs ``binary_op_sanitize_overflow_impl`` (``triton/language/semantic.py``): it
+   recomputes the operation in int64, compares it with the type's bounds and hands the result
+   to ``device_assert``, which returns at once unless the builder's ``options.debug`` is set,
+   and the interpreter's never is (``InterpreterOptions.debug`` is False, and nothing in 3.9
+   changes it). :func:`_sanitize` asks that same question first, on the interpreter's
+   semantic object only, and skips the computation whose result would be dropped; with
+   ``debug`` on it runs Triton's own.
 
 Measured in docs/design/measured-facts.md ("Triton in the sandbox"). What a kernel computes is
 untouched: the same builtins are wrapped with the interpreter's own wrapper, and the kernels'
@@ -107,6 +117,20 @@ def _make_np_dtype(interp: Any) -> Any:
     return _get_np_dtype
 
 
+def _make_sanitize(interp: Any) -> Any:
+    semantic = interp.interpreter_semantic
+    original = semantic.binary_op_sanitize_overflow_impl
+
+    def _sanitize(lhs: Any, rhs: Any, binary_op: Any) -> None:
+        """Triton's overflow check of an integer operation, skipped where its only effect,
+        ``device_assert``, would do nothing (``options.debug`` off: module docstring)."""
+        if not semantic.builder.options.debug:
+            return None
+        return original(lhs, rhs, binary_op)
+
+    return _sanitize
+
+
 def _make_grid_call(interp: Any, original: Any) -> Any:
     def __call__(self: Any, *args: Any, **kwargs: Any) -> Any:
         """Triton's launch, marked: device calls inside it may skip repeating the patch."""
@@ -147,7 +171,7 @@ def _make_device_call(interp: Any) -> Any:
 
 
 def install() -> bool:
-    """Replace the two costly pieces of Triton's interpreter in this process (module
+    """Replace the three costly pieces of Triton's interpreter in this process (module
     docstring); True if done, False where triton is missing, not 3.9, or not laid out as
     expected (then nothing is changed). Call it once, before any worker forks; a second call
     does nothing and returns True.
@@ -172,8 +196,21 @@ def install() -> bool:
         return False
     if "_patch_lang(self.fn)" not in src or "self.rewrite()" not in src:
         return False
+    # The overflow check's one effect must still be device_assert's, which returns without
+    # options.debug (read in Triton's source, as above).
+    try:
+        check = inspect.getsource(type(interp.interpreter_semantic).device_assert)
+        sanitize = inspect.getsource(
+            type(interp.interpreter_semantic).binary_op_sanitize_overflow_impl)
+    except (OSError, TypeError, AttributeError):
+        return False
+    if ("if not self.builder.options.debug:\n            return\n" not in check
+            or "self.device_assert(cond, msg, None)" not in sanitize
+            or sanitize.count("self.device_assert") != 1 or "self.builder.create" in sanitize):
+        return False
     interp._patch_builtin = _make_patch_builtin(interp)
     interp._get_np_dtype = _make_np_dtype(interp)
+    interp.interpreter_semantic.binary_op_sanitize_overflow_impl = _make_sanitize(interp)
     interp.GridExecutor.__call__ = _make_grid_call(interp, interp.GridExecutor.__call__)
     interp.InterpretedFunction.__call__ = _make_device_call(interp)
     interp._course_fast = True

@@ -63,6 +63,12 @@ def _preload_triton() -> None:
         except Exception:  # noqa: BLE001 - an optimisation only
             if name == "triton":
                 return
+    if os.environ.get("TRITON_INTERPRET") == "1":
+        # The interpreter's per-launch and per-call re-patching of triton.language, done the
+        # cheap way once for every worker (triton_fast's docstring; measured-facts.md).
+        from autograder.sandbox import triton_fast
+
+        triton_fast.install()
 
 
 def _warm_up() -> None:

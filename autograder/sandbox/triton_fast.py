@@ -1,0 +1,217 @@
+"""Three costs of Triton 3.9's interpreter that a worker pays per launch and per call, removed
+once per zygote (:func:`autograder.sandbox.zygote._preload_triton` calls :func:`install`).
+
+The interpreter runs a kernel by patching ``triton.language`` for the duration of the launch
+(``triton/runtime/interpreter.py``: ``GridExecutor.__call__`` calls ``_patch_lang``, which
+finds every Triton builtin of ``tl``, ``tl.core``, ``tl.tensor``, ``tl.math`` and
+``tl.core.tensor_descriptor_base`` with ``inspect.getmembers`` and wraps it), and checks
+every integer operation for overflow. Three things there cost more than the kernels the
+course grades:
+
+1. ``inspect.getmembers`` builds, sorts and filters a list of every attribute of those modules
+   and classes, five times per ``_patch_lang``. :func:`_patch_builtin` visits the same
+   (name, value) pairs without the sorting and the ``dir()`` copies: a module's own
+   ``__dict__`` (a module without ``__dir__``/``__getattr__``, which is what ``dir()`` lists
+   then), a class's names along its MRO read back with ``getattr``, as ``getmembers`` does.
+   The same attributes are wrapped the same way; only the order of visiting differs, and each
+   name is set once.
+2. Every call of a ``@triton.jit`` function from inside a kernel (``tl.max``, ``tl.sum`` and
+   the other reductions of ``triton/language/standard.py`` are such functions, so a
+   FlashAttention kernel makes two per key block) runs ``_patch_lang`` again
+   (``InterpretedFunction.__call__``), and throws away the record of what it set. Within one
+   launch, after the first such call for a given set of language modules, the language is
+   already patched for them and nothing has put it back, so a repeat finds no builtin left to
+   wrap and only re-sets a few interpreter helpers to fresh copies of themselves.
+   :func:`_device_call` skips that repeat: once per launch and set of modules it patches as
+   before. Any launch that starts or ends (a kernel launched from a kernel included) starts
+   afresh, and a call outside a launch always patches.
+
+3. Every integer ``+``, ``-`` and ``*`` of a kernel (its pointer arithmetic: several per key
+   block) runs ``binary_op_sanitize_overflow_impl`` (``triton/language/semantic.py``): it
+   recomputes the operation in int64, compares it with the type's bounds and hands the result
+   to ``device_assert``, which returns at once unless the builder's ``options.debug`` is set,
+   and the interpreter's never is (``InterpreterOptions.debug`` is False, and nothing in 3.9
+   changes it). :func:`_sanitize` asks that same question first, on the interpreter's
+   semantic object only, and skips the computation whose result would be dropped; with
+   ``debug`` on it runs Triton's own.
+
+Measured in docs/design/measured-facts.md ("Triton in the sandbox"). What a kernel computes is
+untouched: the same builtins are wrapped with the interpreter's own wrapper, and the kernels'
+numpy work is Triton's. Only Triton 3.9's layout is recognised; with any other version (or a
+missing piece) :func:`install` changes nothing and says so.
+"""
+
+from __future__ import annotations
+
+import inspect
+import types
+from typing import Any
+
+#: The Triton version whose interpreter this module knows (``triton/runtime/interpreter.py``).
+KNOWN_VERSION = "3.9."
+
+_state = {"generation": 0, "launching": 0, "patched": set()}
+
+
+def _members(pkg: Any) -> list[tuple[str, Any]]:
+    """The (name, value) pairs ``inspect.getmembers(pkg)`` returns, in no particular order.
+
+    A module's ``__dict__`` where the module defines neither ``__dir__`` nor ``__getattr__``
+    (``dir()`` of such a module is its ``__dict__``'s keys); for a class, every name in the
+    ``__dict__`` of the class and its bases, read with ``getattr`` (what ``dir()`` and
+    ``getmembers`` do); anything else through ``inspect.getmembers`` itself.
+    """
+    if isinstance(pkg, types.ModuleType):
+        own = vars(pkg)
+        if "__dir__" not in own and "__getattr__" not in own:
+            return list(own.items())
+    elif isinstance(pkg, type) and type(pkg) is type:
+        names: set[str] = set()
+        for klass in pkg.__mro__:
+            names.update(vars(klass))
+        out = []
+        for name in names:
+            try:
+                out.append((name, getattr(pkg, name)))
+            except AttributeError:
+                continue  # getmembers skips it too (unless it is a DynamicClassAttribute)
+        return out
+    return inspect.getmembers(pkg)
+
+
+def _make_patch_builtin(interp: Any) -> Any:
+    is_builtin = interp.tl.core.is_builtin
+    patch_attr = interp._patch_attr
+
+    def _patch_builtin(pkg: Any, builder: Any, scope: Any) -> None:
+        """Triton's ``_patch_builtin`` (wrap every builtin of ``pkg`` for the interpreter,
+        recording the originals in ``scope``) over :func:`_members`."""
+        for name, member in _members(pkg):
+            if is_builtin(member):
+                patch_attr(pkg, name, member, builder, scope)
+
+    return _patch_builtin
+
+
+def _make_np_dtype(interp: Any) -> Any:
+    tl, np = interp.tl, interp.np
+    original = interp._get_np_dtype
+    # Triton's own table, built once instead of on every call
+    table = {t: original(t) for t in (
+        tl.int1, tl.float16, tl.float32, tl.float64, tl.int8, tl.uint8, tl.int16, tl.uint16,
+        tl.int32, tl.uint32, tl.int64, tl.uint64, tl.bfloat16, tl.float8e5, tl.float8e5b16,
+        tl.float8e4nv, tl.float8e4b8, tl.float8e4b15)}
+    pointer = np.dtype(np.uint64)
+
+    def _get_np_dtype(tt_dtype: Any) -> Any:
+        """Triton's ``_get_np_dtype`` (the numpy dtype that holds a Triton type's values)
+        over a table built once."""
+        if isinstance(tt_dtype, tl.pointer_type):
+            return pointer
+        if isinstance(tt_dtype, tl.block_type):
+            if isinstance(tt_dtype.element_ty, tl.pointer_type):
+                return pointer
+            return table[tt_dtype.element_ty]
+        return table[tt_dtype]
+
+    return _get_np_dtype
+
+
+def _make_sanitize(interp: Any) -> Any:
+    semantic = interp.interpreter_semantic
+    original = semantic.binary_op_sanitize_overflow_impl
+
+    def _sanitize(lhs: Any, rhs: Any, binary_op: Any) -> None:
+        """Triton's overflow check of an integer operation, skipped where its only effect,
+        ``device_assert``, would do nothing (``options.debug`` off: module docstring)."""
+        if not semantic.builder.options.debug:
+            return None
+        return original(lhs, rhs, binary_op)
+
+    return _sanitize
+
+
+def _make_grid_call(interp: Any, original: Any) -> Any:
+    def __call__(self: Any, *args: Any, **kwargs: Any) -> Any:
+        """Triton's launch, marked: device calls inside it may skip repeating the patch."""
+        _state["generation"] += 1
+        _state["launching"] += 1
+        try:
+            return original(self, *args, **kwargs)
+        finally:
+            _state["launching"] -= 1
+            _state["generation"] += 1
+            _state["patched"].clear()
+
+    __call__.__wrapped__ = original  # type: ignore[attr-defined]
+    return __call__
+
+
+def _make_device_call(interp: Any) -> Any:
+    tl = interp.tl
+
+    def __call__(self: Any, *args: Any, **kwargs: Any) -> Any:
+        """Triton's ``InterpretedFunction.__call__`` (a jitted function called from a kernel),
+        patching the language only the first time per launch and set of modules."""
+        glob = self.fn.__globals__
+        key = (_state["generation"],
+               tuple(id(v) for v in glob.values()
+                     if isinstance(v, types.ModuleType) and (v is tl or v is tl.core)))
+        if not _state["launching"] or key not in _state["patched"]:
+            interp._patch_lang(self.fn)
+            if _state["launching"]:
+                _state["patched"].add(key)
+        fn = self.rewrite()
+        try:
+            return fn(*args, **kwargs)
+        except Exception as e:
+            raise interp.InterpreterError(repr(e)) from e
+
+    return __call__
+
+
+def install() -> bool:
+    """Replace the three costly pieces of Triton's interpreter in this process (module
+    docstring); True if done, False where triton is missing, not 3.9, or not laid out as
+    expected (then nothing is changed). Call it once, before any worker forks; a second call
+    does nothing and returns True.
+    """
+    try:
+        import triton
+        from triton.runtime import interpreter as interp
+    except Exception:  # noqa: BLE001 - optional: without it the interpreter is only slower
+        return False
+    if getattr(interp, "_course_fast", False):
+        return True
+    needed = ("_patch_builtin", "_get_np_dtype", "np", "_patch_attr", "_patch_lang", "GridExecutor",
+              "InterpretedFunction", "InterpreterError", "tl")
+    if not str(triton.__version__).startswith(KNOWN_VERSION) or not all(
+            hasattr(interp, n) for n in needed):
+        return False
+    # The device call we replace must still be the one we read (its source names _patch_lang
+    # and rewrite and nothing else of note): a later Triton that changed it keeps its own.
+    try:
+        src = inspect.getsource(interp.InterpretedFunction.__call__)
+    except (OSError, TypeError):
+        return False
+    if "_patch_lang(self.fn)" not in src or "self.rewrite()" not in src:
+        return False
+    # The overflow check's one effect must still be device_assert's, which returns without
+    # options.debug (read in Triton's source, as above).
+    try:
+        check = inspect.getsource(type(interp.interpreter_semantic).device_assert)
+        sanitize = inspect.getsource(
+            type(interp.interpreter_semantic).binary_op_sanitize_overflow_impl)
+    except (OSError, TypeError, AttributeError):
+        return False
+    if ("if not self.builder.options.debug:\n            return\n" not in check
+            or "self.device_assert(cond, msg, None)" not in sanitize
+            or sanitize.count("self.device_assert") != 1 or "self.builder.create" in sanitize):
+        return False
+    interp._patch_builtin = _make_patch_builtin(interp)
+    interp._get_np_dtype = _make_np_dtype(interp)
+    interp.interpreter_semantic.binary_op_sanitize_overflow_impl = _make_sanitize(interp)
+    interp.GridExecutor.__call__ = _make_grid_call(interp, interp.GridExecutor.__call__)
+    interp.InterpretedFunction.__call__ = _make_device_call(interp)
+    interp._course_fast = True
+    return True

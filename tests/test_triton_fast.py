@@ -1,0 +1,183 @@
+"""``autograder.sandbox.triton_fast``: the zygote's cheaper patching of Triton's interpreter
+gives every kernel the very same results and errors, and does the costly part once.
+
+Each check runs in a fresh interpreter (``TRITON_INTERPRET=1`` must be set before triton
+decorates a kernel, and the install changes the process for good), once as Triton ships and
+once after :func:`~autograder.sandbox.triton_fast.install`, on the topic 8 reference's kernels
+and on a kernel of this file that calls a jitted function of its own and raises.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.skipif(importlib.util.find_spec("triton") is None,
+                                reason="triton is not installed (topic 8 needs it)")
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: Run the kernels; print their results' bytes digested, the errors' types, and how often
+#: the interpreter patched triton.language (its ``_patch_lang``) per launch.
+SCRIPT = r'''
+import hashlib, json, sys
+import numpy as np
+import torch
+import triton
+import triton.language as tl
+from triton.runtime import interpreter
+
+fast = sys.argv[1] == "fast"
+if fast:
+    from autograder.sandbox import triton_fast
+    assert triton_fast.install() and triton_fast.install()  # a second call does nothing
+
+from solutions import ex08_flash_attention as fa
+
+asserts = [0]
+semantic = interpreter.interpreter_semantic
+device_assert = semantic.device_assert
+def counted_assert(*a, **k):
+    asserts[0] += 1
+    return device_assert(*a, **k)
+semantic.device_assert = counted_assert
+
+calls = [0]
+original = interpreter._patch_lang
+def counted(fn):
+    calls[0] += 1
+    return original(fn)
+interpreter._patch_lang = counted
+
+
+@triton.jit
+def _halve(x):
+    return x * 0.5 + tl.max(x, 0) * 0.0
+
+
+@triton.jit
+def _nested(x_ptr, n, BLOCK: tl.constexpr, FAIL: tl.constexpr):
+    i = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + i, mask=i < n, other=0.0)
+    for _ in range(3):
+        x = _halve(x)
+    if FAIL:
+        tl.static_assert(BLOCK < 0, "a kernel that raises")
+    tl.store(x_ptr + i, x, mask=i < n)
+
+
+digest = hashlib.sha256()
+def keep(*ts):
+    for t in ts:
+        digest.update(t.detach().contiguous().view(torch.uint8).numpy().tobytes())
+
+g = torch.Generator().manual_seed(0)
+rand = lambda *s, dtype=torch.float32: torch.randn(*s, generator=g).to(dtype)
+per_launch = []
+for dtype in (torch.float32, torch.float16):
+    for (B, H, L, S, E, Ev, causal, bm, bn) in ((1, 2, 20, 37, 8, 12, False, 16, 16),
+                                                 (2, 1, 17, 17, 5, 3, True, 32, 16),
+                                                 (1, 1, 40, 70, 16, 16, True, 64, 32)):
+        q, k = rand(B, H, L, E, dtype=dtype), rand(B, H, S, E, dtype=dtype)
+        v = rand(B, H, S, Ev, dtype=dtype)
+        before = calls[0]
+        keep(*fa.flash_attention_forward(q, k, v, is_causal=causal, block_m=bm, block_n=bn))
+        per_launch.append(calls[0] - before)
+keep(fa.softmax_rows(rand(5, 37)))
+q, k, v = (rand(1, 2, 9, 16).requires_grad_() for _ in range(3))
+o = fa.FlashAttention.apply(q, k, v, True)
+o.sum().backward()
+keep(o, q.grad, k.grad, v.grad)
+errors = []
+for fail in (False, True, False):  # a launch that raises leaves the next one as it was
+    x = torch.arange(10.0)
+    try:
+        _nested[(1,)](x, 10, BLOCK=16, FAIL=fail)
+    except Exception as e:
+        errors.append(type(e).__name__)
+    keep(x)
+
+
+@triton.jit
+def _overflow(x_ptr, BLOCK: tl.constexpr):
+    i = tl.arange(0, BLOCK)
+    tl.store(x_ptr + i, (i + 2**30) * 4)
+
+
+launch_asserts = asserts[0]
+import dataclasses
+options = interpreter.interpreter_builder.options
+interpreter.interpreter_builder.options = dataclasses.replace(options, debug=True)
+try:  # with debug on, an int32 overflow is reported as Triton reports it
+    _overflow[(1,)](torch.zeros(16, dtype=torch.int32), BLOCK=16)
+except Exception as e:
+    errors.append(repr(e)[:200])
+interpreter.interpreter_builder.options = options
+print(json.dumps({"digest": digest.hexdigest(), "errors": errors, "per_launch": per_launch,
+                  "asserts": launch_asserts,
+                  "tl_sum_builtin": tl.core.is_builtin(tl.sum) or tl.sum.__class__.__name__}))
+'''
+
+
+def _run(mode: str) -> dict:
+    env = {**os.environ, "TRITON_INTERPRET": "1", "OMP_NUM_THREADS": "1",
+           "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, "-c", SCRIPT, mode], capture_output=True, text=True,
+                          check=False, env=env, timeout=300, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+@pytest.fixture(scope="module")
+def both() -> tuple[dict, dict]:
+    return _run("slow"), _run("fast")
+
+
+def test_the_kernels_give_the_same_bytes_and_errors(both):
+    slow, fast = both
+    assert slow["digest"] == fast["digest"]
+    assert slow["errors"] == fast["errors"]
+    assert slow["errors"][0] == "InterpreterError"
+    assert "int32 overflow detected for operation mul" in slow["errors"][1]
+    assert slow["tl_sum_builtin"] == fast["tl_sum_builtin"]
+
+
+def test_a_launch_patches_the_language_once_per_set_of_modules(both):
+    """As Triton ships, every tl.max / tl.sum inside a kernel (jitted functions of
+    triton/language/standard.py) patches the whole language again: tens of times per launch.
+    After install, once for the launch and once per set of modules the jitted functions it
+    calls see (the standard library's), whatever the number of programs and key blocks."""
+    slow, fast = both
+    # (1 + two per key block and program: 33, 13 and 9 for these three launches)
+    assert min(slow["per_launch"]) >= 9
+    assert max(fast["per_launch"]) <= 3
+
+
+def test_install_leaves_another_triton_alone():
+    script = ("import triton; triton.__version__ = '3.10.0'\n"
+              "from triton.runtime import interpreter as i\n"
+              "before = (i._patch_builtin, i._get_np_dtype, i.GridExecutor.__call__,"
+              " i.InterpretedFunction.__call__)\n"
+              "from autograder.sandbox import triton_fast\n"
+              "assert triton_fast.install() is False\n"
+              "assert before == (i._patch_builtin, i._get_np_dtype, i.GridExecutor.__call__,"
+              " i.InterpretedFunction.__call__)\n")
+    env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          check=False, env=env, timeout=120, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+
+
+def test_integer_operations_skip_the_overflow_check_that_asserts_nothing(both):
+    """As Triton ships, each integer +, - and * of a kernel builds an int64 overflow check
+    and hands it to device_assert, which drops it (the interpreter's options.debug is off).
+    After install the check is not built (with debug on it is: the error above)."""
+    slow, fast = both
+    assert slow["asserts"] > 100
+    assert fast["asserts"] == 0

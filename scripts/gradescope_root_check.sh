@@ -106,7 +106,9 @@ in_root() { chroot "$ROOT" /usr/bin/env -i "${CHROOT_ENV[@]}" "$@"; }
 
 mkdir -p "$WORK/cache/pip" "$WORK/cache/apt" "$WORK/subs"
 log "building the autograder zip"
-"$REPO/.venv/bin/course" gradescope --out "$WORK/autograder.zip"
+# This checkout's code, even where .venv is shared with another checkout (a git worktree's
+# symlinked venv): its `course` script imports the package the venv was installed from.
+PYTHONPATH=$REPO "$REPO/.venv/bin/python" -m autograder.cli gradescope --out "$WORK/autograder.zip"
 
 # ------------------------------------------------------------------ 2. a clean bookworm root
 

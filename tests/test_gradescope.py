@@ -166,6 +166,8 @@ def test_zip_layout(autograder_zip):
     assert "${COURSE_AUTOGRADER_ROOT:-/autograder}" in run
     assert "python" in run and "autograder.exports.gradescope" in run
     assert "torch==2.13.0" in setup and "pip install -q -e /autograder/source" in setup
+    # The grader byte-compiled once in the image, not in every run (PYTHONDONTWRITEBYTECODE).
+    assert "compileall -q /autograder/source/autograder" in setup
     for t in catalogue.topics():
         assert f"solutions/{t.filename}" in names
         assert f"autograder/suites/public/{t.filename}" in names
@@ -185,6 +187,13 @@ def test_complete_submission_gets_full_marks(autograder_zip, prepared_source, tm
     files = {t.filename: (SOLUTIONS / t.filename).read_text("utf-8") for t in catalogue.topics()}
     doc, log = run_autograder(autograder_zip, tmp_path / "autograder", files, prepared_source)
     assert "plan file" not in log  # the plan was current, and used
+    assert "no recorded grading plan" not in log
+    # The seconds by phase go to run_autograder's log (the instructor's), never to the student.
+    table = log[log.index("seconds by phase"):].splitlines()
+    assert any(line.split()[:2] == ["the", "public"] for line in table), table
+    total = next(float(line.split()[-1]) for line in table if line.split()[:1] == ["total"])
+    assert 0 < total < 900
+    assert "seconds by phase" not in json.dumps(doc)
     assert doc["score"] == doc["max_score"] == 100.0
     # GPU-only checks carry no points and fail as "skipped" without CUDA
     assert all(t["status"] == "passed" for t in doc["tests"] if t["max_score"] > 0)
@@ -246,8 +255,9 @@ def test_the_recorded_plan_gives_the_grades_of_grading_call_by_call(
     files = _wrong_topics()
     planned, log = run_autograder(autograder_zip, tmp_path / "planned", files, prepared_source)
     assert "plan file" not in log
-    unplanned, _ = run_autograder(autograder_zip, tmp_path / "unplanned", files)
+    unplanned, log = run_autograder(autograder_zip, tmp_path / "unplanned", files)
     assert not (tmp_path / "unplanned" / "source" / PLAN).exists()
+    assert "no recorded grading plan" in log  # the slow path says so in the log
     for doc in (planned, unplanned):
         doc.pop("execution_time")
     assert 0 < planned["score"] < planned["max_score"]

@@ -34,7 +34,7 @@ from autograder.results import report
 from autograder.grading import loop
 from autograder.grading.phase_lock import phase_lock
 from autograder.grading import runner
-from autograder.grading import submission, uploads
+from autograder.grading import submission, timing, uploads
 from autograder.limits import Limits
 from autograder.driver.slot import Slot
 from autograder.grading.stopping import (SLOT_CLOSE_SECONDS, STOP_SIGNALS, Interrupted,  # noqa: F401
@@ -215,13 +215,17 @@ def _init_slot(queue: mp.Queue, cfg: dict, gates: list[Any] | None = None) -> No
     for t in starting:
         t.start()
     _slot_specs = _specs(cfg["hidden"])
+    timing.lap("the suites imported (torch), the zygotes starting meanwhile")
     for t in starting:
         t.join()
+    timing.lap("the zygotes started, after the suites")
     _slot_plans = None
     if cfg.get("plan_path"):
         _slot_plans = plan_file.load(Path(cfg["plan_path"]), hidden=cfg["hidden"])
+        timing.lap("the recorded plan read")
         if _slot_plans is not None:
             plan.preload(_public_slot or _slot, _slot_plans)
+            timing.lap("its zygote warmed up (Triton, torch), the public plan handed to it")
             return
     if cfg["plan"]:
         sources = {t: src for t, src in plan.reference_sources().items()
@@ -432,6 +436,7 @@ def _grade_all(paths: list[Path], out: Path, jobs: int, limits: Limits | None, h
     # a topic per slot). A submission's own topics are always among them, so each of its
     # topics is planned or not exactly as if every topic were recorded.
     cfg["plan_topics"] = sorted(handed_in)
+    timing.lap("the submission read, the grader's version")
     if todo:
         jobs = max(1, min(jobs, len(todo)))
         sweeps = _Sweeps(cfg, jobs, progress, sweep)
@@ -471,22 +476,29 @@ class _Sweeps:
         try:
             _init_slot(_ListQueue([0]), self.cfg)
             with phase_lock("public"):
+                timing.lap("waiting for the phase lock")
                 self._started("public", len(paths))
                 for p in paths:
                     self._got(_public_task(str(p)), pending)
+                timing.lap("the public tests")
                 if _public_slot is not None:
                     _between_sweeps(_NoGate())  # reaped before the lock goes
+                    timing.lap("the public workers reaped")
             if pending:
                 with phase_lock("hidden"):
+                    timing.lap("waiting for the phase lock")
                     if self.cfg["plan"] and not _hidden_planned():
                         _record_hidden_plans(None)
+                        timing.lap("the hidden plan recorded")
                     self._started("hidden", len(pending))
                     for item in pending:
                         self._got(_hidden_task(item), [])
+                    timing.lap("the hidden tests, the files written")
         finally:
             _local_slots = False
             with stops_ignored():
                 _close_slots_now()
+            timing.lap("the slots closed")
         return self.written
 
     def run_pool(self, paths: list[Path]) -> list[model.Result]:

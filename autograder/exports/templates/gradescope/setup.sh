@@ -30,3 +30,8 @@ TORCH_INDEX_URL="${TORCH_INDEX_URL:-https://download.pytorch.org/whl/cpu}"
 # run_autograder replays it instead of grading call by call, the same grades in a few seconds.
 # If it fails, runs grade call by call (slower, same grades): the image is still good.
 @{venv}/bin/python -m autograder.exports.gradescope prepare || true
+# Byte-compile the grader once here: run_autograder and the sandbox's zygotes run with
+# PYTHONDONTWRITEBYTECODE=1, so every module prepare did not import (the zygote's, the result
+# writers') was compiled again in each submission's run, twice for the zygote's.
+@{venv}/bin/python -m compileall -q /autograder/source/autograder /autograder/source/solutions \
+    > /dev/null || true

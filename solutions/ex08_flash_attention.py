@@ -520,8 +520,10 @@ class FlashAttention(torch.autograd.Function):
 
         Args:
             ctx: autograd's context object (``save_for_backward``, attributes).
-            q: queries ``(B, H, L, E)``; k: keys ``(B, H, S, E)``; v: values ``(B, H, S, Ev)``;
-                one dtype (float32, float16 or bfloat16) and device.
+            q: queries ``(B, H, L, E)``; q, k and v share one dtype (float32, float16 or
+                bfloat16) and one device.
+            k: keys ``(B, H, S, E)``.
+            v: values ``(B, H, S, Ev)``.
             is_causal: bottom-right causal mask, as in ``flash_attention_forward``.
 
         Returns:

@@ -8,7 +8,8 @@ Runs before every build (``on_pre_build``) and writes into ``docs/generated/`` (
 - ``gpt2-matmuls.md``: GPT-2 small's matmul catalogue, built by ``transformer_matmuls``;
 - ``evidence-*.md``: the small tables of measured numbers that lessons 1, 3 and 4 show (random
   cosines, the √d_k scaling, softmax saturating, LoRA's update against its rank), computed
-  with the solutions' functions;
+  with the solutions' functions; ``evidence-anisotropy.md`` (lesson 1) measures the token
+  embeddings of the model lesson 5's notebook trains, reused from that notebook's run;
 - ``published-flash-attention.md``: lesson 8's table of the FlashAttention papers' reported
   speeds, each paired with its GPU's peak (the column a paper does not state is computed);
 - ``exercise-exNN_*.md``: each lesson's closing exercise box, read from the one catalogue
@@ -16,7 +17,8 @@ Runs before every build (``on_pre_build``) and writes into ``docs/generated/`` (
 - ``notebooks/NN-*.ipynb``: the companion notebooks, for download.
 
 Each page's HTML also passes through ``on_page_content``, which keeps inline maths and the
-punctuation after it on one line.
+punctuation around it on one line, keeps shapes and names in code unbroken, and gives each figure a
+minimum width at which its text stays readable (scrolling sideways in a narrow column).
 
 Files are rewritten only when their bytes change (``mkdocs serve`` watches ``docs/``), and the
 whole step is skipped when none of its inputs changed since the last run.
@@ -242,6 +244,62 @@ def saturation_table() -> str:
     return "\n".join(lines) + "\n"
 
 
+def cosine_stats(rows) -> tuple[float, float, float, float]:
+    """Cosines between the distinct rows of ``rows`` (n, d), with the course's
+    ``normalize_rows``: (mean, mean absolute value, std, length of the mean row over the mean
+    row length). The last is 0 for rows centred on the origin and 1 for identical rows."""
+    import numpy as np
+
+    from solutions.ex01_vectors import normalize_rows
+
+    rows = np.asarray(rows, dtype=np.float64)
+    unit = normalize_rows(rows)
+    cos = (unit @ unit.T)[~np.eye(len(rows), dtype=bool)]
+    common = np.linalg.norm(rows.mean(axis=0)) / np.linalg.norm(rows, axis=1).mean()
+    return float(cos.mean()), float(abs(cos).mean()), float(cos.std()), float(common)
+
+
+def anisotropy_rows(lesson5: dict) -> list[tuple[str, tuple[float, float, float, float]]]:
+    """Lesson 1's anisotropy evidence: the token embeddings of the copy model that lesson 5's
+    notebook trains (its globals ``lesson5``: ``model``, ``CopyModel``), before and after
+    training, against isotropic Gaussian vectors of the same number and width.
+
+    The untrained model is rebuilt as the notebook builds it (``torch.manual_seed(0)`` then
+    ``CopyModel()``), so its embedding rows are the ones training started from.
+    """
+    import numpy as np
+    import torch
+
+    trained = lesson5["model"].tok.weight.detach().double().numpy()
+    torch.manual_seed(0)
+    start = lesson5["CopyModel"]().tok.weight.detach().double().numpy()
+    rng = np.random.default_rng(EVIDENCE_SEED)
+    n, d = trained.shape
+    return [
+        (f"isotropic: {n} Gaussian vectors, $d = {d}$", cosine_stats(rng.normal(size=(n, d)))),
+        ("lesson 5's model, token embeddings before training", cosine_stats(start)),
+        ("the same after training", cosine_stats(trained)),
+        ("after training, mean embedding subtracted", cosine_stats(trained - trained.mean(0))),
+    ]
+
+
+def anisotropy_table(lesson5: dict) -> str:
+    """The Markdown table of :func:`anisotropy_rows`."""
+    d = lesson5["model"].tok.weight.shape[1]
+    lines = [
+        (
+            "| vectors | mean $\\cos$ | mean $\\lvert\\cos\\rvert$ | std of $\\cos$ "
+            "| length of the mean vector / mean length |"
+        ),
+        "|---|--:|--:|--:|--:|",
+    ]
+    for label, (mean, mean_abs, std, common) in anisotropy_rows(lesson5):
+        lines.append(f"| {label} | {mean:+.3f} | {mean_abs:.3f} | {std:.3f} | {common:.2f} |")
+    lines.append("")
+    lines.append(f"For comparison, $1/\\sqrt d = {d**-0.5:.3f}$ at $d = {d}$.")
+    return "\n".join(lines) + "\n"
+
+
 LORA_RANKS = (4, 8, 16, 64)
 LORA_ALPHA = 16
 LORA_WIDTH = 512
@@ -454,8 +512,12 @@ def use_interpreter_without_gpu() -> None:
     os.environ["TRITON_INTERPRET"] = "1"
 
 
-def draw_figures(staging: Path, topics: list) -> None:
-    """Run every companion notebook as a script, its figures saved as SVG into ``staging``."""
+def draw_figures(staging: Path, topics: list) -> dict[int, dict]:
+    """Run every companion notebook as a script, its figures saved as SVG into ``staging``.
+
+    Returns each notebook's globals by topic number, so that a table can reuse what a notebook
+    computed (lesson 1's anisotropy table reads the model lesson 5's notebook trains).
+    """
     import matplotlib
 
     matplotlib.use("Agg", force=True)
@@ -464,6 +526,7 @@ def draw_figures(staging: Path, topics: list) -> None:
     with environment_kept():
         os.environ["COURSE_FIGURES"] = str(staging)
         use_interpreter_without_gpu()
+        namespaces = {}
         for topic in topics:
             script = notebook_for(topic)
             with (
@@ -474,8 +537,9 @@ def draw_figures(staging: Path, topics: list) -> None:
                 warnings.catch_warnings(),
             ):
                 warnings.simplefilter("ignore")
-                runpy.run_path(str(script), run_name="__main__")
+                namespaces[topic.number] = runpy.run_path(str(script), run_name="__main__")
             plt.close("all")
+    return namespaces
 
 
 def write_notebooks(topics: list, dest: Path = GENERATED) -> None:
@@ -592,21 +656,87 @@ def generate(force: bool = False, dest: Path = GENERATED) -> None:
     write_if_changed(dest / "reference-modules.md", reference_modules(topics))
     write_notebooks(topics, dest)
     with tempfile.TemporaryDirectory() as tmp:
-        draw_figures(Path(tmp), topics)
+        namespaces = draw_figures(Path(tmp), topics)
         sync_dir(Path(tmp), dest / "figures")
+    with repo_on_path():
+        write_if_changed(dest / "evidence-anisotropy.md", anisotropy_table(namespaces[5]))
     write_if_changed(stamp, digest)
 
 
 # ----------------------------------------------------------------------------- typography
-# Inline maths followed by punctuation: "$x$," would otherwise let the browser wrap the comma
-# onto the next line, since MathJax renders the maths as an inline block.
-MATH_THEN_PUNCTUATION = re.compile(r'(<span class="arithmatex">[^<]*</span>)([.,;:!?)\]]+)')
+# Inline maths and the punctuation around it: "$x$," or "($x$" would otherwise let the browser
+# wrap the comma or the bracket away from the maths, since MathJax renders it as an inline block.
+MATH_WITH_PUNCTUATION = re.compile(r'([(\[]*)(<span class="arithmatex">[^<]*</span>)([.,;:!?)\]]*)')
 
 
 def keep_punctuation(html: str) -> str:
-    """Wrap each inline maths span and the punctuation right after it in one unbreakable span
-    (styled ``white-space: nowrap`` by ``docs/stylesheets/extra.css``)."""
-    return MATH_THEN_PUNCTUATION.sub(r'<span class="math-punct">\1\2</span>', html)
+    """Wrap each inline maths span and the brackets before it or the punctuation after it in
+    one unbreakable span (styled ``white-space: nowrap`` by ``docs/stylesheets/extra.css``)."""
+
+    def wrap(m: re.Match) -> str:
+        if not m.group(1) and not m.group(3):
+            return m.group(0)
+        return f'<span class="math-punct">{m.group(0)}</span>'
+
+    return MATH_WITH_PUNCTUATION.sub(wrap, html)
+
+
+# A shape such as (12, 1024, 64), or a short name such as out_proj, in code reads as one token:
+# the stylesheet keeps it unbroken (a narrow table column broke "out_proj" into "out_pro j").
+TOKEN_CODE = re.compile(r"<code>(\(\d+(?:, \d+)*,?\)|[\w.]{1,24})</code>")
+
+
+def mark_tokens(html: str) -> str:
+    """Give each ``<code>`` that holds only a shape or a short name the class ``token`` (no
+    line break inside); longer code, such as a command, may still wrap."""
+    return TOKEN_CODE.sub(r'<code class="token">\1</code>', html)
+
+
+# The smallest figure text a reader is asked to read, in CSS pixels (tests/docs/test_layout.py
+# checks the same floor in a browser, at 1280 and 390 px).
+MIN_FIGURE_TEXT_PX = 8.0
+FIGURE_IMG = re.compile(r'<img\b[^>]*\bsrc="([^"]*generated/figures/([\w.-]+\.svg))"[^>]*>')
+
+
+def svg_text_size(svg: str) -> tuple[float, float] | None:
+    """(width in pt, smallest font size in pt) of a matplotlib SVG, or None if it has no text.
+
+    Matplotlib draws text as glyph paths, each run scaled by ``font size / 100``.
+    """
+    width = re.search(r'<svg[^>]*\swidth="([\d.]+)pt"', svg)
+    sizes = [100 * float(x) for x in re.findall(r"scale\(([\d.]+) -\1\)", svg)]
+    if not width or not sizes:
+        return None
+    return float(width.group(1)), min(sizes)
+
+
+def figure_min_width(name: str, figures: Path = GENERATED / "figures") -> int | None:
+    """The narrowest width in CSS px at which figure ``name`` still shows its smallest text at
+    :data:`MIN_FIGURE_TEXT_PX`; None for a figure with no text (or not generated)."""
+    path = figures / name
+    if not path.is_file():
+        return None
+    found = svg_text_size(path.read_text(encoding="utf-8"))
+    if found is None:
+        return None
+    width_pt, font_pt = found
+    # rendered at w px, text of f pt in a figure W pt wide is f * w / W px
+    return int(-(-width_pt * MIN_FIGURE_TEXT_PX // font_pt))
+
+
+def readable_figures(html: str) -> str:
+    """Give each generated figure a minimum width (its text stays readable on a phone), in a
+    box that scrolls sideways when that is wider than the column, and link it to the SVG
+    itself, so that a tap opens it full size."""
+
+    def fix(m: re.Match) -> str:
+        least = figure_min_width(m.group(2))
+        if least is None:
+            return m.group(0)
+        img = m.group(0).replace("<img ", f'<img style="min-width: {least}px" ', 1)
+        return f'<span class="figure-scroll"><a href="{m.group(1)}">{img}</a></span>'
+
+    return FIGURE_IMG.sub(fix, html)
 
 
 # ----------------------------------------------------------------------------- mkdocs events
@@ -615,7 +745,7 @@ def on_pre_build(config, **kwargs) -> None:
 
 
 def on_page_content(html: str, **kwargs) -> str:
-    return keep_punctuation(html)
+    return readable_figures(mark_tokens(keep_punctuation(html)))
 
 
 def on_post_build(config, **kwargs) -> None:

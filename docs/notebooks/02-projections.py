@@ -96,7 +96,7 @@ assert np.allclose(ex.compose(W_up, W_down), W_up @ W_down)  # one 2 x 2 map
 # --8<-- [end:updown]
 
 # %%
-fig = plt.figure(figsize=(11, 3.6))
+fig = plt.figure(figsize=(9.6, 3.4))
 ax1 = fig.add_subplot(1, 3, 1)
 ax1.annotate(
     "", xy=cat, xytext=(0, 0), arrowprops={"arrowstyle": "-|>", "color": "tab:blue", "lw": 2}
@@ -108,24 +108,23 @@ ax2 = fig.add_subplot(1, 3, 2, projection="3d")
 ax2.quiver(0, 0, 0, *lifted, color="tab:orange", lw=2, arrow_length_ratio=0.15)
 ax2.plot([0, lifted[0]], [0, lifted[1]], [0, 0], color="grey", ls="--", lw=1)  # its shadow
 ax2.plot([lifted[0]] * 2, [lifted[1]] * 2, [0, lifted[2]], color="grey", ls=":", lw=1)
+# Three ticks an axis: with five, the labels of neighbouring axes ran into each other.
+ticks = [0, 0.4, 0.8]
 ax2.set(
     xlim=(0, 0.8),
     ylim=(0, 0.8),
     zlim=(0, 0.8),
+    xticks=ticks,
+    yticks=ticks[1:],  # y's 0 sat on x's 0.8, at the shared corner
+    zticks=ticks,
     title="projected up: 3-D",
     xlabel="x",
     ylabel="y",
     zlabel="z",
 )
-ax2.text(
-    lifted[0],
-    lifted[1],
-    lifted[2] + 0.12,
-    "[0.51, 0.29, 0.55]",
-    color="tab:orange",
-    fontsize=9,
-    ha="center",
-)
+ax2.tick_params(pad=0)
+# The label sits in the panel's corner, clear of the panes' grid lines it crossed before.
+ax2.text2D(0.02, 0.9, "[0.51, 0.29, 0.55]", color="tab:orange", transform=ax2.transAxes)
 
 ax3 = fig.add_subplot(1, 3, 3)
 ax3.annotate(
@@ -140,7 +139,7 @@ ax3.annotate(
 ax3.text(*(back + 0.03), "[0.459, 0.512]", color="tab:green")
 ax3.text(*(cat + 0.03), "cat", color="tab:blue", alpha=0.6)
 ax3.set(xlim=(0, 1), ylim=(0, 1), aspect="equal", title="projected down: 2-D again")
-fig.subplots_adjust(wspace=0.5)
+fig.subplots_adjust(wspace=0.55)
 show(fig, "02-up-down")
 
 # %% [markdown]

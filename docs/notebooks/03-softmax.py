@@ -139,9 +139,10 @@ print(
 z = np.array([1.0, 3.0, 2.0, 5.0])
 assert np.allclose(ex.online_softmax(z, block_size=2), ex.softmax(z))
 
-q = rng.normal(size=8)  # one query, d = 8
-K = rng.normal(size=(100, 8))  # n = 100 keys
-V = rng.normal(size=(100, 3))  # values, d_v = 3
+gen = np.random.default_rng(0)
+q = gen.normal(size=8)  # one query, d = 8
+K = gen.normal(size=(100, 8))  # n = 100 keys
+V = gen.normal(size=(100, 3))  # values, d_v = 3
 reference = ex.softmax(K @ q / np.sqrt(8)) @ V
 assert np.allclose(ex.online_attention(q, K, V, block_size=16), reference)
 # --8<-- [end:online]

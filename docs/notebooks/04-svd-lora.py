@@ -51,11 +51,6 @@ def show(fig, name):
         plt.close(fig)
 
 
-def random_orthogonal(n, rng):
-    q, r = np.linalg.qr(rng.normal(size=(n, n)))
-    return q * np.sign(np.diag(r))
-
-
 # %% [markdown]
 # ## The SVD as a picture
 #
@@ -100,6 +95,12 @@ show(fig, "04-svd-picture")
 
 # %%
 # --8<-- [start:worked]
+def random_orthogonal(n, rng):
+    """A random n x n orthogonal matrix: QR of a Gaussian one, signs fixed."""
+    q, r = np.linalg.qr(rng.normal(size=(n, n)))
+    return q * np.sign(np.diag(r))
+
+
 rng = np.random.default_rng(0)
 S = np.array([4.0, 2.0, 1.0, 0.5])
 W = random_orthogonal(4, rng) @ np.diag(S) @ random_orthogonal(4, rng).T

@@ -38,7 +38,6 @@ plt.rcParams.update(
         "axes.spines.right": False,
     }
 )
-device = "cpu"
 
 
 def show(fig, name):
@@ -57,6 +56,7 @@ def show(fig, name):
 
 # %%
 # --8<-- [start:masks]
+device = "cpu"  # or "cuda": every tensor below is made on this device
 print(ex.causal_mask(4, 4, device=device).int())  # lower triangular
 # 2 new queries at positions 3 and 4
 print(ex.causal_mask(2, 5, device=device).int())

@@ -51,7 +51,6 @@ plt.rcParams.update(
         "axes.spines.right": False,
     }
 )
-device = "cuda" if torch.cuda.is_available() else "cpu"
 
 
 def show(fig, name):
@@ -346,6 +345,9 @@ show(fig, "08-causal-tiles")
 
 # %%
 # --8<-- [start:rowmax]
+device = "cuda" if torch.cuda.is_available() else "cpu"  # CPU: the interpreter
+
+
 @triton.jit
 def row_max_kernel(x_ptr, out_ptr, n_cols, stride_row, BLOCK: tl.constexpr):
     row = tl.program_id(0)  # which row this program owns

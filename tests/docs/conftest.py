@@ -8,9 +8,12 @@ wait for it and reuse the result.
 from __future__ import annotations
 
 import fcntl
+import functools
+import http.server
 import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -44,7 +47,15 @@ def build_site(dest: Path) -> subprocess.CompletedProcess:
 
 @pytest.fixture(scope="session")
 def built_site(tmp_path_factory) -> Path:
-    """The site built with ``--strict``; fails (with mkdocs's output) if the build does."""
+    """The site built with ``--strict``; fails (with mkdocs's output) if the build does.
+
+    ``DOCS_SITE=path`` uses a site already built there instead (a build kept from before a
+    change, or one made by another generator), for the tests that only read the site.
+    """
+    if os.environ.get("DOCS_SITE"):
+        site = Path(os.environ["DOCS_SITE"])
+        assert (site / "index.html").is_file(), f"DOCS_SITE={site} holds no built site"
+        return site
     shared = tmp_path_factory.getbasetemp()
     if os.environ.get("PYTEST_XDIST_WORKER"):
         shared = shared.parent  # common to every worker of this run
@@ -62,3 +73,59 @@ def built_site(tmp_path_factory) -> Path:
     text = log.read_text()
     assert text.startswith("ok"), f"mkdocs build --strict failed:\n{text[-6000:]}"
     return site
+
+
+# ----------------------------------------------------------------------------- the browser
+# Shared by tests/docs/test_browser.py and tests/docs/test_layout.py.
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+LOCAL_HOSTS = {"127.0.0.1", "localhost"}
+
+
+@pytest.fixture(scope="module")
+def chromium() -> Path:
+    if not CHROMIUM.exists():
+        proc = subprocess.run(
+            ["bash", str(ROOT / "scripts" / "install_chromium.sh")],
+            capture_output=True,
+            text=True,
+            timeout=900,
+            check=False,
+        )
+        if proc.returncode == 3:
+            pytest.skip(f"chromium cannot be had here: {proc.stderr.strip()}")
+        assert proc.returncode == 0, f"installing chromium failed:\n{proc.stdout}\n{proc.stderr}"
+    return CHROMIUM
+
+
+@pytest.fixture(scope="module")
+def server(built_site):
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    handler = functools.partial(Quiet, directory=str(built_site))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}/"
+    httpd.shutdown()
+    httpd.server_close()
+
+
+@pytest.fixture(scope="module")
+def browser(chromium):
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=str(chromium), args=CHROMIUM_ARGS)
+        yield b
+        b.close()

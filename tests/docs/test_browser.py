@@ -11,72 +11,15 @@ folder otherwise), and each lesson's "Check yourself" answers start folded. Sear
 
 from __future__ import annotations
 
-import functools
-import http.server
 import os
-import subprocess
-import threading
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
 
-from .conftest import ROOT
+from .conftest import LOCAL_HOSTS
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-LOCAL_HOSTS = {"127.0.0.1", "localhost"}
-
-
-@pytest.fixture(scope="module")
-def chromium() -> Path:
-    if not CHROMIUM.exists():
-        proc = subprocess.run(
-            ["bash", str(ROOT / "scripts" / "install_chromium.sh")],
-            capture_output=True,
-            text=True,
-            timeout=900,
-            check=False,
-        )
-        if proc.returncode == 3:
-            pytest.skip(f"chromium cannot be had here: {proc.stderr.strip()}")
-        assert proc.returncode == 0, f"installing chromium failed:\n{proc.stdout}\n{proc.stderr}"
-    return CHROMIUM
-
-
-@pytest.fixture(scope="module")
-def server(built_site):
-    class Quiet(http.server.SimpleHTTPRequestHandler):
-        def log_message(self, *args):
-            pass
-
-    handler = functools.partial(Quiet, directory=str(built_site))
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}/"
-    httpd.shutdown()
-    httpd.server_close()
-
-
-@pytest.fixture(scope="module")
-def browser(chromium):
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(chromium), args=CHROMIUM_ARGS)
-        yield b
-        b.close()
 
 
 class Watch:

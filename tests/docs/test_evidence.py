@@ -193,3 +193,64 @@ def test_the_exercise_boxes_show_the_stub_as_given_not_the_students_file(tmp_pat
     assert '"exercises/' not in box
     assert hook.pristine_stub(topic.module) == reset.pristine_stub(topic.module)
     assert "raise NotImplementedError" in hook.pristine_stub(topic.module)
+
+
+def test_inline_maths_keeps_its_opening_bracket():
+    # lesson 8 broke a line between "(" and the maths
+    html = '<p>training (<span class="arithmatex">\\(L = S\\)</span>) and</p>'
+    out = hook.keep_punctuation(html)
+    assert '<span class="math-punct">(<span class="arithmatex">\\(L = S\\)</span>)</span>' in out
+
+
+def test_shapes_and_names_in_code_stay_whole_and_other_code_may_wrap():
+    html = "<td><code>(12, 1024, 64)</code></td><td><code>out_proj</code></td>"
+    html += "<td><code>course grade --dir x</code></td>"
+    out = hook.mark_tokens(html)
+    assert '<code class="token">(12, 1024, 64)</code>' in out
+    assert '<code class="token">out_proj</code>' in out
+    assert "<code>course grade --dir x</code>" in out
+
+
+def test_figures_get_the_width_their_smallest_text_needs(tmp_path):
+    # matplotlib's text: glyph paths scaled by font size / 100; 9 pt text in a 584 pt figure
+    svg = '<svg width="584pt" height="181pt"><g transform="scale(0.09 -0.09)"></g>'
+    svg += '<g transform="scale(0.12 -0.12)"></g></svg>'
+    (tmp_path / "f.svg").write_text(svg)
+    least = hook.figure_min_width("f.svg", tmp_path)
+    assert least == int(np.ceil(584 * hook.MIN_FIGURE_TEXT_PX / 9))
+    html = hook.readable_figures('<img alt="a" src="../generated/figures/03-temperatures.svg" />')
+    assert "figure-scroll" in html and "min-width:" in html
+
+
+@pytest.fixture(scope="module")
+def lesson5():
+    """Lesson 5's notebook run as the build runs it (its globals: the trained copy model)."""
+    import os
+    import runpy
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp, hook.repo_on_path(), hook.environment_kept():
+        os.environ["COURSE_FIGURES"] = tmp
+        yield runpy.run_path(str(DOCS / "notebooks" / "05-attention.py"), run_name="__main__")
+
+
+def test_anisotropy_table_says_what_lesson_1_says(lesson5):
+    rows = dict(hook.anisotropy_rows(lesson5))
+    random, before, after, centred = rows.values()
+    d = lesson5["model"].tok.weight.shape[1]
+    # isotropic random vectors: cosines spread like 1/sqrt(d) around 0
+    assert random[2] == pytest.approx(d**-0.5, rel=0.25) and abs(random[0]) < 0.05
+    # lesson 1: the tiny model shows no anisotropy worth the name, before or after training
+    for mean, mean_abs, std, common in (before, after):
+        assert abs(mean) < 0.05  # "mean cosines near 0"
+        assert mean_abs == pytest.approx(random[1], rel=0.2)  # "near the random value"
+        assert common < 0.5  # "a mean vector a fraction of a typical length"
+    assert centred[3] == pytest.approx(0.0, abs=1e-9)
+    # "about -1/15": 16 centred vectors sum to zero
+    n = lesson5["model"].tok.weight.shape[0]
+    assert n == 16 and centred[0] == pytest.approx(-1 / (n - 1), abs=0.01)
+    # training did change the embeddings: the table is not the initial rows twice
+    assert after != before
+    table = hook.anisotropy_table(lesson5)
+    assert table.count("\n|") == 5 and f"d = {d}" in table
+    assert '--8<-- "docs/generated/evidence-anisotropy.md"' in (DOCS / "lessons" / L1).read_text()

@@ -3,6 +3,7 @@ the API reference, and no external host and no solution code anywhere in it."""
 
 from __future__ import annotations
 
+import os
 import re
 from html.parser import HTMLParser
 from pathlib import Path
@@ -50,6 +51,8 @@ def refs(html: str) -> Refs:
 
 
 def test_strict_build_has_no_warnings(built_site):
+    if os.environ.get("DOCS_SITE"):
+        pytest.skip("DOCS_SITE: a site built elsewhere, with no build log here")
     log = (built_site.parent / "docs-build.log").read_text()
     assert "WARNING" not in log, log
 
@@ -71,7 +74,8 @@ def test_lesson_ends_with_exercise_box(built_site, topic):
     text = re.sub(r"<[^>]+>", "", box)
     assert re.search(rf"course check {topic.number}\b", text), "no `course check N`"
     for ex in topic.exercises:
-        assert f"<code>{ex.name}</code>" in box, f"{ex.name} missing from the exercise box"
+        # the build hook marks a short name in code as one token (class="token")
+        assert re.search(rf"<code[^>]*>{ex.name}</code>", box), f"{ex.name} missing from the box"
         # its stub, included from exercises/ by snippet section
         assert f"ex{topic.number:02d}" in box and "NotImplementedError" in box
     notebook = re.search(r'href="([^"]+\.ipynb)"', box)

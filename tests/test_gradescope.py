@@ -174,7 +174,7 @@ def test_zip_layout(autograder_zip):
         assert f"autograder/suites/hidden/{t.filename}" in names
     assert "pyproject.toml" in names and "autograder/catalogue.toml" in names
     # The templates the grader fills inside Gradescope (report.html after every grading).
-    for tpl in ("results/templates/report.html", "results/templates/report.css"):
+    for tpl in ("results/templates/report.html.j2", "results/templates/report.css"):
         assert f"autograder/{tpl}" in names, tpl
     assert "@{" not in run + setup  # every placeholder filled
     assert not any(n.startswith(("exercises/", "tests/", "examples/", "docs/")) for n in names)

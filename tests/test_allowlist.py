@@ -17,6 +17,7 @@ import secrets
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -237,3 +238,35 @@ def test_course_grade_gives_a_disk_hunter_nothing(decoys, tmp_path):
     result = json.loads((out / "results" / "hunter.json").read_text())
     softmax = [t for t in result["tests"] if t["name"].startswith("ex03_softmax.softmax:")]
     assert softmax and all(t["score"] == 0 for t in softmax)
+
+
+def test_a_venv_reached_through_a_symlinked_folder_grades(tmp_path, request):
+    """A venv whose folder is a link (``.venv -> /elsewhere/venv``, as in a git worktree or a
+    home folder on another disk): the view binds the venv's real parts, and the interpreter,
+    started as ``.venv/bin/python``, finds its ``pyvenv.cfg`` and packages only if the link
+    itself is made in the view too. Without it every worker failed to start (no numpy)."""
+    if sys.prefix == sys.base_prefix:
+        pytest.skip("not running in a venv")
+    # Not under /tmp: a worker gets a private /tmp, so a link there is gone once it starts (a
+    # venv linked from /tmp stays unsupported); and a folder the slot uid may pass through.
+    try:
+        outside = Path(tempfile.mkdtemp(prefix="course-venv-link-", dir="/run"))
+    except OSError as exc:
+        pytest.skip(f"cannot make a folder under /run: {exc}")
+    request.addfinalizer(lambda: shutil.rmtree(outside, ignore_errors=True))
+    outside.chmod(0o755)
+    link = outside / "linked-venv"
+    link.symlink_to(os.path.realpath(sys.prefix), target_is_directory=True)
+    sub = tmp_path / "class" / "alice"
+    sub.mkdir(parents=True)
+    (sub / "ex01_vectors.py").write_text(solution_source("ex01_vectors"))
+    out = tmp_path / "out"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([str(link / "bin" / "python"), "-m", "autograder.cli", "grade",
+                           "--class", str(tmp_path / "class"), "--out", str(out)], cwd=ROOT,
+                          env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    result = json.loads((out / "results" / "alice.json").read_text())
+    ex01 = [t for t in result["tests"] if t["name"].startswith("ex01_vectors.")]
+    assert ex01 and all(t["score"] == t["max_score"] for t in ex01), \
+        [t["output"][:200] for t in ex01 if t["score"] != t["max_score"]][:3]

@@ -107,8 +107,17 @@ def python_paths() -> list[str]:
 
 def python_links(bound: list[str]) -> list[tuple[str, str]]:
     """(link, target) to make in the view: the links between ``sys.executable`` and the real
-    interpreter that lie outside the folders ``bound``, and the venv's link parts (``lib64``)."""
+    interpreter that lie outside the folders ``bound``, the linked folders on the way to the
+    venv, and the venv's link parts (``lib64``)."""
     links = [(p, os.readlink(p)) for p in _chain(sys.executable)[:-1] if not _inside(p, bound)]
+    # A venv reached through a linked folder (``.venv -> /elsewhere/venv``): its parts are bound
+    # at their real paths, and the interpreter, started by the linked path, looks for its
+    # ``pyvenv.cfg`` there, so each linked folder on the way to the venv is made as a link too.
+    folder = os.path.abspath(sys.prefix)
+    while folder != os.path.dirname(folder):
+        if os.path.islink(folder) and not _inside(folder, bound):
+            links.append((folder, os.readlink(folder)))
+        folder = os.path.dirname(folder)
     if sys.prefix != sys.base_prefix:
         for part in VENV_PARTS:
             p = os.path.join(sys.prefix, part)

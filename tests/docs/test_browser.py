@@ -97,6 +97,20 @@ FOLDED = """() => {
 }"""
 
 
+
+def open_typeset(context, watch: Watch, server: str, path: str):
+    """A new page of ``context`` at ``server + path``, watched for requests that leave the
+    machine and console errors, once MathJax has typeset it and every image has loaded."""
+    page = context.new_page()
+    watch.attach(page, path or "/")
+    page.goto(server + path, wait_until="load")
+    page.wait_for_function(
+        "() => window.MathJax && MathJax.startup && MathJax.startup.promise", timeout=20_000
+    )
+    page.evaluate("() => MathJax.startup.promise")
+    page.wait_for_function("() => [...document.images].every(i => i.complete)", timeout=20_000)
+    return page
+
 def test_every_page_renders_offline(built_site, server, browser, tmp_path_factory):
     shots = screenshot_dir(tmp_path_factory)
     context = browser.new_context(viewport={"width": 1280, "height": 900})
@@ -105,14 +119,7 @@ def test_every_page_renders_offline(built_site, server, browser, tmp_path_factor
     assert len(pages) >= 18, pages
     failures, typeset = [], 0
     for path in pages:
-        page = context.new_page()
-        watch.attach(page, path or "/")
-        page.goto(server + path, wait_until="load")
-        page.wait_for_function(
-            "() => window.MathJax && MathJax.startup && MathJax.startup.promise", timeout=20_000
-        )
-        page.evaluate("() => MathJax.startup.promise")
-        page.wait_for_function("() => [...document.images].every(i => i.complete)", timeout=20_000)
+        page = open_typeset(context, watch, server, path)
         result = page.evaluate(PAGE_CHECK)
         typeset += result["maths"]
         if result["untypeset"]:

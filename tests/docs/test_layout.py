@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import pytest
 
-from .test_browser import Watch, site_pages
+from .test_browser import Watch, open_typeset, site_pages
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -109,14 +109,7 @@ def test_every_page_fits(built_site, server, browser, width):
     watch = Watch(context)
     faults = []
     for path in site_pages(built_site):
-        page = context.new_page()
-        watch.attach(page, path or "/")
-        page.goto(server + path, wait_until="load")
-        page.wait_for_function(
-            "() => window.MathJax && MathJax.startup && MathJax.startup.promise", timeout=20_000
-        )
-        page.evaluate("() => MathJax.startup.promise")
-        page.wait_for_function("() => [...document.images].every(i => i.complete)", timeout=20_000)
+        page = open_typeset(context, watch, server, path)
         faults += [
             f"{path or '/'}: {f}" for f in page.evaluate(LAYOUT, [MIN_TEXT_PX, width >= 1000])
         ]

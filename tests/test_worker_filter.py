@@ -216,6 +216,55 @@ def test_without_the_filter_those_calls_work_here():
     assert found == {"sysinfo": 0, "statfs": 0}
 
 
+#: What an ordinary correct submission may do to its own files and processes, none of which
+#: the traces the allow-list was measured from had met (``os.chmod`` on a worker's own /tmp
+#: file met EPERM in tests/test_isolation.py): each must work in a worker.
+ORDINARY_CALLS = '''
+import os, select, shutil, signal, tempfile
+
+def ordinary():
+    """Each ordinary operation's outcome: "ok" or the exception's name."""
+    out = {}
+    folder = tempfile.mkdtemp()
+    src, dst = os.path.join(folder, "a"), os.path.join(folder, "b")
+    with open(src, "w") as f:
+        f.write("x" * 100)
+    steps = {
+        "chmod": lambda: os.chmod(src, 0o600),
+        "utime": lambda: os.utime(src, (1, 1)),
+        "copy": lambda: shutil.copy2(src, dst),
+        "truncate": lambda: os.truncate(dst, 10),
+        "symlink": lambda: os.symlink(src, os.path.join(folder, "l")),
+        "link": lambda: os.link(src, os.path.join(folder, "h")),
+        "closerange": lambda: os.closerange(1000, 1010),
+        "select": lambda: select.select([], [], [], 0),
+        "alarm": lambda: signal.alarm(0),
+        "kill0": lambda: os.kill(os.getpid(), 0),
+        "getpgrp": lambda: os.getpgrp(),
+        "rmtree": lambda: shutil.rmtree(folder),
+    }
+    for name, step in steps.items():
+        try:
+            step()
+            out[name] = "ok"
+        except Exception as exc:
+            out[name] = type(exc).__name__
+    return out
+'''
+
+
+def test_a_worker_may_do_ordinary_things_to_its_own_files_and_processes():
+    slot = Slot(0, Limits(call_seconds=30))
+    session = Session(slot, {"ex01_vectors": ORDINARY_CALLS.encode()})
+    try:
+        session.load("ex01_vectors")
+        found = session.call("ex01_vectors", "ordinary", ())
+    finally:
+        session.close()
+        slot.close()
+    assert found == dict.fromkeys(found, "ok") and len(found) == 12, found
+
+
 #: The kernel reads fcntl's command and madvise's advice as ``int``: the upper half of the
 #: register is ignored. A deny rule comparing all 64 bits (``fcntl == F_GETLK``) let
 #: ``0xffffffff00000005`` through as ``F_GETLK`` (measured on the deny-list this replaced); the

@@ -724,13 +724,13 @@ def figure_min_width(name: str, figures: Path = GENERATED / "figures") -> int | 
     return int(-(-width_pt * MIN_FIGURE_TEXT_PX // font_pt))
 
 
-def readable_figures(html: str) -> str:
+def readable_figures(html: str, figures: Path = GENERATED / "figures") -> str:
     """Give each generated figure a minimum width (its text stays readable on a phone), in a
     box that scrolls sideways when that is wider than the column, and link it to the SVG
-    itself, so that a tap opens it full size."""
+    itself, so that a tap opens it full size. ``figures``: where the SVGs are read."""
 
     def fix(m: re.Match) -> str:
-        least = figure_min_width(m.group(2))
+        least = figure_min_width(m.group(2), figures)
         if least is None:
             return m.group(0)
         img = m.group(0).replace("<img ", f'<img style="min-width: {least}px" ', 1)

@@ -218,7 +218,8 @@ def test_figures_get_the_width_their_smallest_text_needs(tmp_path):
     (tmp_path / "f.svg").write_text(svg)
     least = hook.figure_min_width("f.svg", tmp_path)
     assert least == int(np.ceil(584 * hook.MIN_FIGURE_TEXT_PX / 9))
-    html = hook.readable_figures('<img alt="a" src="../generated/figures/03-temperatures.svg" />')
+    # the figure read from tmp_path: a fresh clone has no generated figures until a build
+    html = hook.readable_figures('<img alt="a" src="../generated/figures/f.svg" />', tmp_path)
     assert "figure-scroll" in html and "min-width:" in html
 
 

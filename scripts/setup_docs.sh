@@ -9,15 +9,17 @@ MATHJAX_VERSION=3.2.2   # mathjax@3; npm's `latest` is 4.x, whose files are laid
 root=$(cd "$(dirname "$0")/.." && pwd)
 dest="$root/docs/assets/vendor/mathjax"
 stamp="$dest/.version"
+# What the stamp holds: the version, and that its CDN fallbacks were taken out (below).
+vendored="$MATHJAX_VERSION offline"
 
-if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$MATHJAX_VERSION" ] && [ -f "$dest/tex-mml-chtml.js" ]; then
+if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$vendored" ] && [ -f "$dest/tex-mml-chtml.js" ]; then
   exit 0
 fi
 # Concurrent callers (parallel test workers) wait here, then find the work done.
 mkdir -p "$root/docs/assets/vendor"
 exec 9>"$root/docs/assets/vendor/.lock"
 flock 9
-if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$MATHJAX_VERSION" ] && [ -f "$dest/tex-mml-chtml.js" ]; then
+if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$vendored" ] && [ -f "$dest/tex-mml-chtml.js" ]; then
   exit 0
 fi
 if ! command -v npm >/dev/null 2>&1; then
@@ -41,7 +43,17 @@ cp -R "$es5/output/chtml/fonts/woff-v2" "$dest.new/output/chtml/fonts/"
 cp -R "$es5/input/tex/extensions" "$dest.new/input/tex/"
 cp -R "$es5/a11y" "$es5/ui" "$dest.new/"
 cp "$tmp/package/LICENSE" "$dest.new/LICENSE"
-echo "$MATHJAX_VERSION" >"$dest.new/.version"
+# The speech-rule engine bundled in the menu and accessibility components falls back to
+# jsdelivr for its speech maps and, in old browsers, an XPath polyfill (a reader who turns
+# speech on in MathJax's menu). The site never reaches a CDN: those addresses are pointed into
+# the site, where they are not served (speech output is not offered offline).
+{ grep -rlZ 'https://cdn.jsdelivr.net/npm/' "$dest.new" || true; } | xargs -0 -r \
+  sed -i 's#https://cdn.jsdelivr.net/npm/#../not-vendored/#g'
+if grep -rq 'cdn.jsdelivr.net' "$dest.new"; then
+  echo "setup_docs: a CDN address is left in the vendored MathJax" >&2
+  exit 1
+fi
+echo "$vendored" >"$dest.new/.version"
 rm -rf "$dest"
 mv "$dest.new" "$dest"
 echo "setup_docs: MathJax $MATHJAX_VERSION is in ${dest#"$root"/}" >&2

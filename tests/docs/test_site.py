@@ -179,3 +179,29 @@ def test_search_index_has_the_lessons(built_site):
     assert "softmax" in index.lower()
     for lesson in LESSONS:
         assert f"lessons/{lesson.stem}/" in index
+
+
+#: Hosts that serve libraries to web pages: the site must load nothing from any of them, even on
+#: a path a reader opens later (MathJax's speech maps once speech is turned on in its menu).
+CDN_HOSTS = ("cdn.jsdelivr.net", "unpkg.com", "cdnjs.cloudflare.com", "ajax.googleapis.com",
+             "polyfill.io")
+
+
+def test_no_file_of_the_site_names_a_cdn(built_site):
+    """Every text file the site serves (pages, scripts, styles, vendored MathJax), read for the
+    address of a CDN (scripts/setup_docs.sh points MathJax's fallbacks into the site)."""
+    found = sorted(f"{p.relative_to(built_site)}: {host}"
+                   for p in built_site.rglob("*")
+                   if p.is_file() and p.suffix in (".html", ".js", ".css", ".json", ".svg")
+                   and not THEME_BUNDLE.fullmatch(p.relative_to(built_site).as_posix())
+                   for host in CDN_HOSTS if host in p.read_text("utf-8", errors="replace"))
+    assert not found, found
+    # The theme's own bundle keeps two fallbacks on unpkg: mermaid, fetched only for a page
+    # with a mermaid diagram, and a ResizeObserver polyfill for browsers without one (every
+    # browser the site supports has it). No page may have a diagram that would fetch it.
+    pages = [p for p in built_site.rglob("*.html") if 'class="mermaid"' in p.read_text("utf-8")]
+    assert not pages, pages
+
+
+#: mkdocs-material's JavaScript bundle (its name carries a content hash).
+THEME_BUNDLE = re.compile(r"assets/javascripts/bundle\.[0-9a-f]+\.min\.js")

@@ -12,6 +12,9 @@ import os
 from pathlib import Path
 
 PACKAGE_DIR = Path(__file__).resolve().parent
+#: The grading plan recorded once per grader version (autograder/grading/plan_file.py): in the
+#: suites folder, which no worker can see, because it holds the hidden tests' inputs.
+PLAN_FILE = PACKAGE_DIR / "suites" / ".grading-plan.pickle"
 
 
 def course_root() -> Path:

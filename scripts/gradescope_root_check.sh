@@ -227,7 +227,7 @@ targets = ["/autograder/results/results.json", "/autograder/results/hostile.txt"
            "/tmp/hostile.txt"]
 secrets = [f"/autograder/source/solutions/{first.filename}",
            f"/autograder/source/autograder/suites/hidden/{first.filename}"]
-plan = "/autograder/source/autograder/suites/.gradescope-plan.pickle"
+plan = "/autograder/source/autograder/suites/.grading-plan.pickle"
 hostile = stub_source(first.module) + f'''
 
 # ---- hostile part (scripts/gradescope_root_check.sh)

@@ -110,7 +110,7 @@ def autograder_zip(tmp_path_factory) -> Path:
 
 
 #: Where `gradescope prepare` (setup.sh) keeps the plan, relative to /autograder/source.
-PLAN = Path("autograder", "suites", ".gradescope-plan.pickle")
+PLAN = Path("autograder", "suites", ".grading-plan.pickle")
 
 
 @pytest.fixture(scope="module")

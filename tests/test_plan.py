@@ -290,6 +290,25 @@ def test_a_planned_batch_writes_what_an_unplanned_one_does(example_class, tmp_pa
     assert _comparable_results(unplanned) == _comparable_results(planned)
 
 
+@pytest.mark.slow
+@pytest.mark.xdist_group("example-class")
+def test_a_batch_that_records_its_own_plan_writes_what_a_kept_plan_does(example_class,
+                                                                         tmp_path):
+    """`course grade` replays the plan it keeps (plan_file.kept); where none can be kept, the
+    batch records its own, its slots sharing the work (plan.record_shared, the hidden part after
+    the public sweep). Three of the example class's submissions (those handing in fewest
+    topics, so little is recorded), graded that way, get the results the shared run wrote."""
+    cls, kept, _ = example_class
+    paths = sorted((p for p in cls.iterdir() if p.is_dir()),
+                   key=lambda p: (len(list(p.glob("*.py"))), p.name))[:grade.PLAN_MIN]
+    out = tmp_path / "out"
+    grade.grade_batch(paths, out, jobs=2)  # no plan_path: recorded in this batch
+    ours = _comparable_results(out)
+    theirs = {k: v for k, v in _comparable_results(kept).items() if k in ours}
+    assert sorted(ours) == sorted(f"{p.name}.json" for p in paths)
+    assert ours == theirs
+
+
 def _same_plan(a: plan.TopicPlan, b: plan.TopicPlan) -> bool:
     return ([c.frame for c in a.calls] == [c.frame for c in b.calls] and a.spans == b.spans
             and a.expected == b.expected and a.passed == b.passed

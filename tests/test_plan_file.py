@@ -6,6 +6,7 @@ runs give the same results.json) is in tests/test_gradescope.py.
 
 from __future__ import annotations
 
+import os
 import pickle
 
 import numpy as np
@@ -76,3 +77,90 @@ def test_no_file_or_a_damaged_one_means_grading_call_by_call(tmp_path, capsys):
     (tmp_path / "damaged.pickle").write_bytes(b"\x80\x05garbage")
     assert plan_file.load(tmp_path / "damaged.pickle", hidden=True) is None
     assert "unreadable" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------ the plan course grade keeps
+
+
+@pytest.fixture
+def recordings(monkeypatch):
+    """plan_file.record replaced by a quick one that saves :func:`_plans` and notes, each time,
+    whether the host-wide hidden phase lock was held (a shared lock must then be refused)."""
+    import fcntl
+    import threading
+
+    from autograder.grading import phase_lock
+
+    made: list[bool] = []
+
+    def record(path, *, hidden=True, limits=None):
+        fd = os.open(phase_lock.lock_path(), os.O_RDONLY | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            held = False
+        except BlockingIOError:
+            held = True
+        finally:
+            os.close(fd)
+        threading.Event().wait(0.3)  # long enough for a concurrent caller to reach the lock
+        made.append(held)
+        return plan_file.save(_plans(), path, hidden=hidden)
+
+    monkeypatch.setattr(plan_file, "record", record)
+    monkeypatch.delenv(plan_file.KEEP_ENV, raising=False)
+    return made
+
+
+def test_a_kept_plan_is_recorded_once_under_the_hidden_lock_then_replayed(tmp_path, recordings):
+    path = tmp_path / "suites" / ".grading-plan.pickle"
+    path.parent.mkdir()
+    got, said = plan_file.kept(path)
+    assert got == path and "recorded" in said and "none was kept" in said
+    assert recordings == [True]  # recorded holding the hidden phase lock
+    got, said = plan_file.kept(path)
+    assert got == path and said.startswith("replaying")
+    assert recordings == [True]  # replayed, not recorded again
+    assert plan_file.load(path, hidden=True) is not None
+
+
+def test_a_kept_plan_of_another_grader_version_is_recorded_again(tmp_path, recordings):
+    path = tmp_path / "plan.pickle"
+    _write(path, {"format": plan_file.FORMAT, "version": "0.0.0+000000000000", "hidden": True},
+           b"not a pickle at all")
+    got, said = plan_file.kept(path)
+    assert got == path and "made by grader 0.0.0+000000000000" in said
+    assert len(recordings) == 1 and plan_file.load(path, hidden=True) is not None
+
+
+def test_concurrent_graders_record_the_kept_plan_once(tmp_path, recordings):
+    import threading
+
+    path = tmp_path / "plan.pickle"
+    results = []
+    threads = [threading.Thread(target=lambda: results.append(plan_file.kept(path)[0]))
+               for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results == [path] * 3
+    assert len(recordings) == 1
+
+
+def test_no_plan_is_kept_where_it_cannot_be_written_or_is_not_wanted(tmp_path, recordings,
+                                                                     monkeypatch):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    got, said = plan_file.kept(blocker / "plan.pickle")  # its folder is a file
+    assert got is None and "cannot keep a plan" in said
+    monkeypatch.setenv(plan_file.KEEP_ENV, "0")
+    got, said = plan_file.kept(tmp_path / "plan.pickle")
+    assert got is None and plan_file.KEEP_ENV in said
+    assert recordings == [] and not (tmp_path / "plan.pickle").exists()
+
+
+def test_the_kept_plan_lives_where_no_worker_can_see_it():
+    from autograder import host, paths
+
+    assert plan_file.KEPT == paths.PLAN_FILE
+    assert any(str(plan_file.KEPT).startswith(p.rstrip("/") + "/") for p in host.secret_paths())

@@ -78,17 +78,24 @@ def cmd_grade(args: argparse.Namespace) -> int:
 
     # What this machine's sandbox gives (docs/design/threat-model.md's table), once.
     print(f"sandbox: {allowlist.status()}; {cgroups.status()}", file=sys.stderr)
+    plan_path = None
+    if args.plan and class_size >= grade.PLAN_MIN:
+        # Recorded once per grader version and replayed by every later batch (plan_file.kept).
+        from autograder.grading import plan_file
+
+        plan_path, said = plan_file.kept()
+        print(f"grading plan: {said}", file=sys.stderr)
     t0 = time.monotonic()
     try:
         with grade_progress() as bar:
-            planned = args.plan and class_size >= grade.PLAN_MIN
+            planned = args.plan and class_size >= grade.PLAN_MIN and plan_path is None
             task = bar.add_task("grading", total=len(paths),
                                 last="each slot first grades the reference" if planned else "")
             # Two sweeps (every public phase, then every hidden one): the bar counts each.
             summaries = grade.grade_batch(
                 paths, Path(args.out), jobs=args.jobs, limits=limits, plan_batches=args.plan,
                 visibility_hidden=args.hidden_visibility, site_url=site_url,
-                class_files=args.shard is None, plan_size=class_size,
+                class_files=args.shard is None, plan_size=class_size, plan_path=plan_path,
                 sweep=lambda name, done, total: bar.update(
                     task, description=f"{name} tests", completed=done, total=total),
                 # the id as text: escaped rich markup ("[link=…]"), no terminal escapes

@@ -39,7 +39,7 @@ VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
 VENV = "/opt/course-venv"
 #: The plan setup.sh records (:mod:`autograder.grading.plan_file`): in the suites folder, which
 #: no worker sees and :func:`_close` shuts to other users (it holds hidden inputs).
-PLAN_FILE = paths.PACKAGE_DIR / "suites" / ".gradescope-plan.pickle"
+PLAN_FILE = paths.PLAN_FILE  # the plan `course grade` keeps too: one file
 
 #: The files written beside the code, from templates/gradescope/ (:mod:`autograder.templating`).
 TEMPLATES = "autograder.exports"

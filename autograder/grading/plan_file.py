@@ -15,18 +15,27 @@ allow-list view, and :func:`autograder.exports.gradescope.run` closes it to othe
 each Gradescope run starts from the image, so nothing a submission did can reach a later run.
 A file made under another grader version (another suite, solution, Python, NumPy, PyTorch or
 Hypothesis) is not unpickled at all: :func:`load` reads its header first and gives None.
+
+`course grade` keeps its plan the same way (:func:`kept`): a plan depends on the grader version
+alone, never on the class, so a class graded again, another class, or a shard of one replays the
+plan the first batch recorded instead of grading the reference again (seconds of two cores
+each time). One file, :data:`KEPT`, serves both.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import pickle
 import sys
+import time
 from pathlib import Path
 
-from autograder import catalogue
+from autograder import catalogue, paths
 from autograder.grading import plan
 from autograder.grading import runner
+from autograder.grading.phase_lock import phase_lock
 from autograder.grading.plan import TopicPlan
 from autograder.limits import Limits
 from autograder.results.version import grader_version
@@ -35,6 +44,11 @@ from autograder.driver.slot import Slot
 #: Bumped when what a plan file holds changes shape.
 FORMAT = 1
 Plans = dict[str, dict[str, TopicPlan]]
+#: Where the plan is kept, mode 0600; Gradescope's setup.sh records it there too.
+KEPT = paths.PLAN_FILE
+#: ``COURSE_KEEP_PLAN=0``: every batch records its own plan and keeps none (what a grader whose
+#: suites folder is read-only does anyway); the repository's tests grade that path this way.
+KEEP_ENV = "COURSE_KEEP_PLAN"
 
 
 def record(path: Path, *, hidden: bool = True, limits: Limits | None = None) -> Plans:
@@ -87,7 +101,8 @@ def load(path: Path, *, hidden: bool) -> Plans | None:
             return None
         why = _stale(header, hidden)
         if why:
-            print(f"plan file {path}: {why}; grading call by call", file=sys.stderr)
+            print(f"plan file {path}: {why}; grading call by call (record it again: "
+                  "python -m autograder.exports.gradescope prepare)", file=sys.stderr)
             return None
         return pickle.load(f)
 
@@ -96,8 +111,52 @@ def _stale(header: object, hidden: bool) -> str:
     if not isinstance(header, dict) or header.get("format") != FORMAT:
         return "another format"
     if header.get("version") != grader_version():
-        return (f"made by grader {header.get('version')}, this is {grader_version()} "
-                "(record it again: python -m autograder.exports.gradescope prepare)")
+        return f"made by grader {header.get('version')}, this is {grader_version()}"
     if hidden and not header.get("hidden"):
         return "recorded without the hidden tests"
     return ""
+
+
+def kept(path: Path = KEPT, *, hidden: bool = True) -> tuple[Path | None, str]:
+    """The plan kept for this grader version at ``path``, recorded first when there is none.
+
+    Returns ``(path, what happened)``, or ``(None, why)`` where no plan can be kept (the folder
+    is not writable, the reference would not record): the batch then records its plan itself,
+    as it did before plans were kept, with the same grades.
+
+    Recording runs the reference on the hidden tests' inputs in a worker, so it holds the
+    host-wide hidden phase lock (:mod:`autograder.grading.phase_lock`): no public-phase
+    worker of any grader on this kernel runs meanwhile. Concurrent graders of one checkout
+    (shards, parallel test workers) wait on a lock beside the file, so one records and the
+    others replay. The plan is recorded with the default limits: a class's own call timeout
+    must not decide which of the reference's calls are recorded.
+    """
+    if os.environ.get(KEEP_ENV) == "0":
+        return None, f"none kept ({KEEP_ENV}=0): this batch records its own"
+    try:
+        fd = os.open(path.with_name(path.name + ".lock"),
+                     os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+    except OSError as exc:
+        return None, f"cannot keep a plan in {path.parent} ({exc.strerror})"
+    with os.fdopen(fd, "rb") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        why = _missing_or_stale(path, hidden)
+        if not why:
+            return path, f"replaying the plan kept in {path}"
+        t0 = time.monotonic()
+        try:
+            with phase_lock("hidden"):
+                record(path, hidden=hidden)
+        except Exception as exc:  # noqa: BLE001 - the batch records its own: same grades
+            return None, f"no plan kept ({type(exc).__name__}: {exc})"
+        return path, (f"plan recorded in {time.monotonic() - t0:.0f} s ({why}) and kept in "
+                      f"{path} for later runs of this grader version")
+
+
+def _missing_or_stale(path: Path, hidden: bool) -> str:
+    """Why the file at ``path`` cannot be replayed ("" when it can), from its header alone."""
+    if not path.is_file():
+        return "none was kept"
+    with open(path, "rb") as f, contextlib.suppress(Exception):
+        return _stale(pickle.load(f), hidden)
+    return "the kept file is unreadable"

@@ -692,7 +692,7 @@ def mark_tokens(html: str) -> str:
     return TOKEN_CODE.sub(r'<code class="token">\1</code>', html)
 
 
-# The smallest figure text a reader is asked to read, in CSS pixels (tests/docs/test_layout.py
+# The smallest figure text a reader is asked to read, in CSS pixels (tests/docs/layout_checks.py
 # checks the same floor in a browser, at 1280 and 390 px).
 MIN_FIGURE_TEXT_PX = 8.0
 FIGURE_IMG = re.compile(r'<img\b[^>]*\bsrc="([^"]*generated/figures/([\w.-]+\.svg))"[^>]*>')

@@ -5,8 +5,9 @@ is driven by Playwright. The site is served from 127.0.0.1 by a thread of this p
 request for another host is aborted and reported. On each page: the maths is typeset (no raw
 TeX left), every image loads, and the console stays free of errors. Every lesson is
 screenshotted whole (into ``$DOCS_SCREENSHOTS`` when set, for a person to look at; a temporary
-folder otherwise), and each lesson's "Check yourself" answers start folded. Searching for
-"softmax" must find the softmax lesson.
+folder otherwise), and each lesson's "Check yourself" answers start folded; in the same visit
+each page's layout at 1280 px is checked (:mod:`tests.docs.layout_checks`; a phone's width is
+``test_layout.py``'s). Searching for "softmax" must find the softmax lesson.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from .conftest import LOCAL_HOSTS
+from .layout_checks import DESKTOP, layout_faults
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -111,16 +113,39 @@ def open_typeset(context, watch: Watch, server: str, path: str):
     page.wait_for_function("() => [...document.images].every(i => i.complete)", timeout=20_000)
     return page
 
-def test_every_page_renders_offline(built_site, server, browser, tmp_path_factory):
+@pytest.fixture(scope="module")
+def desktop_tour(built_site, server, browser, tmp_path_factory) -> dict:
+    """Every page opened once at the desktop width (1280 px): what each test below reads.
+
+    For each page, its rendering check (``PAGE_CHECK``), for a lesson its screenshot's size,
+    overflowing code or maths and folded questions, and its layout faults
+    (:mod:`tests.docs.layout_checks`); for the site, the requests that left the machine and
+    the console's errors.
+    """
     shots = screenshot_dir(tmp_path_factory)
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context = browser.new_context(viewport={"width": DESKTOP, "height": 900})
     watch = Watch(context)
-    pages = site_pages(built_site)
-    assert len(pages) >= 18, pages
-    failures, typeset = [], 0
-    for path in pages:
+    pages = {}
+    for path in site_pages(built_site):
         page = open_typeset(context, watch, server, path)
-        result = page.evaluate(PAGE_CHECK)
+        seen = {"check": page.evaluate(PAGE_CHECK), "layout": layout_faults(page, DESKTOP)}
+        if path.startswith("lessons/"):
+            shot = shots / (path.strip("/").replace("/", "-") + ".png")
+            page.screenshot(path=str(shot), full_page=True)
+            seen.update(shot=shot, shot_bytes=shot.stat().st_size,
+                        wide=page.evaluate(OVERFLOWING), folded=page.evaluate(FOLDED))
+        pages[path] = seen
+        page.close()
+    context.close()
+    return {"pages": pages, "external": watch.external, "problems": watch.problems}
+
+
+def test_every_page_renders_offline(desktop_tour):
+    pages = desktop_tour["pages"]
+    assert len(pages) >= 18, sorted(pages)
+    failures, typeset = [], 0
+    for path, seen in pages.items():
+        result = seen["check"]
         typeset += result["maths"]
         if result["untypeset"]:
             failures.append(f"{path}: maths not typeset: {result['untypeset'][:3]}")
@@ -134,22 +159,24 @@ def test_every_page_renders_offline(built_site, server, browser, tmp_path_factor
         ):
             failures.append(f"{path}: no figure")
         if path.startswith("lessons/"):
-            shot = shots / (path.strip("/").replace("/", "-") + ".png")
-            page.screenshot(path=str(shot), full_page=True)
-            if shot.stat().st_size < 50_000:  # a blank or unstyled page compresses to little
-                failures.append(f"{path}: screenshot {shot} is nearly empty")
-            wide = page.evaluate(OVERFLOWING)
-            if wide:
-                failures.append(f"{path}: wider than the column: {wide[:3]}")
-            folded = page.evaluate(FOLDED)
+            if seen["shot_bytes"] < 50_000:  # a blank or unstyled page compresses to little
+                failures.append(f"{path}: screenshot {seen['shot']} is nearly empty")
+            if seen["wide"]:
+                failures.append(f"{path}: wider than the column: {seen['wide'][:3]}")
+            folded = seen["folded"]
             if not 4 <= folded["count"] <= 6 or folded["open"]:
                 failures.append(f"{path}: check-yourself questions {folded} (want 4-6, folded)")
-        page.close()
-    context.close()
     assert typeset > 300, f"only {typeset} maths elements typeset on the whole site"
-    assert not watch.external, f"requests to other hosts were attempted: {watch.external[:10]}"
+    assert not desktop_tour["external"], (
+        f"requests to other hosts were attempted: {desktop_tour['external'][:10]}")
     assert not failures, "\n".join(failures)
-    assert not watch.problems, "\n".join(watch.problems[:20])
+    assert not desktop_tour["problems"], "\n".join(desktop_tour["problems"][:20])
+
+
+def test_every_page_fits_a_desktop(desktop_tour):
+    faults = [f"{path or '/'}: {f}" for path, seen in desktop_tour["pages"].items()
+              for f in seen["layout"]]
+    assert not faults, f"{len(faults)} layout faults at {DESKTOP} px:\n" + "\n".join(faults)
 
 
 SEARCH_READY = """() => {

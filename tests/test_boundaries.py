@@ -204,13 +204,8 @@ NO_UPWARD = {
     "autograder.student": ("autograder.cli",),
     "autograder.results": ("autograder.grading", "autograder.student", "autograder.cli"),
 }
-#: The upward arrows still there, and why (each a lazy import).
-UPWARD_LEFT = {
-    ("autograder.results.failures", "autograder.grading.runner"):
-        "a record read back from a results file carries no hint (the file's schema is kept): "
-        "a resumed submission's tests' own hints are looked up by collecting the suites; a "
-        "freshly graded record carries the hint decided where its test ran",
-}
+#: The upward arrows still there, and why (each a lazy import); none now.
+UPWARD_LEFT: dict[tuple[str, str], str] = {}
 
 
 def upward_arrows(graph: dict[str, set[str]]) -> list[tuple[str, str]]:

@@ -15,7 +15,7 @@ import nbformat
 import pytest
 
 from autograder import catalogue
-from autograder.grading import submission, uploads
+from autograder.grading import magics, submission, uploads
 from tests.helpers import ROOT, solution_source
 
 
@@ -95,6 +95,49 @@ def test_magics_are_found_where_ipython_finds_them():
     assert namespace["x"] == 1 and namespace["h"]() == 2 and "g" not in namespace
     for magic in ("%matplotlib inline", "  !pip list", "files = !ls", "t = %timeit -o 1",
                   "%%writefile helper.py", "def g():", "%%time"):
+        assert f"# (magic) {magic}" in src
+
+
+#: Cells whose every line IPython's transformer reads as the grader does: line by line, a
+#: magic (shell escape, assigned magic, help request) or Python. Strings, comments and
+#: continuations holding ``%``, ``!`` or ``?`` are Python.
+AGREED = [
+    "%matplotlib inline\nx = 1\n  !pip list\nfiles = !ls\nt = %timeit -o 1",
+    "x[0] = !ls\nx.y = %env HOME\na, b = !ls",
+    "np.dot?\n?np.dot\nx = np.dot??\n%time?",
+    "print('a?')\nx = 1  # what?\nf(x) ?\ny = 1; %time y",
+    'DOC = """\n% not a magic\n! nor this\nnor? this\n"""\n%ls',
+    "if True:\n    %time x = 1\n    y = (2\n         % 3)\ndef f():\n    !ls\n    return 1",
+    "total = 7 \\\n    % 4\n!echo it's\nz = 0",
+]
+
+
+@pytest.mark.parametrize("cell", AGREED)
+def test_the_lines_taken_for_magics_are_those_ipython_takes(cell):
+    """Line for line, a line is commented out exactly where IPython's own transformer (what
+    Jupyter runs) turns it into a ``get_ipython()`` call."""
+    ipython = pytest.importorskip("IPython.core.inputtransformer2")
+    theirs = ipython.TransformerManager().transform_cell(cell).splitlines()
+    lines = cell.splitlines()
+    assert len(theirs) == len(lines)
+    ours = magics.without_magics(lines)
+    assert [o.startswith("# (magic) ") for o in ours] == \
+        ["get_ipython()" in t and "get_ipython()" not in c for t, c in zip(theirs, lines)]
+
+
+def test_magics_a_line_scanner_missed_are_found():
+    """Magics IPython runs that a character scanner took for code (the topic failed to import
+    and scored 0) or whose data it took for code: a subscripted target, a help request, a
+    shell command continued with a backslash, a cell magic under a blank first line."""
+    cells = ["x = [0]\nx[0] = !ls\nnp.dot?\n!ls \\\n  -l\ny = 2",
+             "\n%%writefile helper.py\ndef g():\n    return 1"]
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+    src = submission.notebook_to_source(nbformat.writes(nb).encode()).decode()
+    namespace: dict = {}
+    exec(compile(src, "nb", "exec"), namespace)
+    assert namespace["y"] == 2 and "g" not in namespace
+    for magic in ("x[0] = !ls", "np.dot?", "!ls \\", "  -l", "%%writefile helper.py",
+                  "def g():"):
         assert f"# (magic) {magic}" in src
 
 

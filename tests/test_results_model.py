@@ -107,9 +107,10 @@ def test_the_results_file_reads_back_as_the_same_result(tmp_path):
     back = model.load(tmp_path, "alice")
     assert back is not None
     assert back.tests == [model.TestOutcome(**t.to_json()) for t in made.tests]
-    # the file does not carry hints: read back, the same hint is looked up
+    # the file does not carry hints: read back, the grader records the same ones again
     from autograder.results import failures
-    assert [failures.hint(t) for t in back.tests if t.kind == "failed"] == \
+    hinted = loop.with_hints(back)
+    assert [failures.hint(t) for t in hinted.tests if t.kind == "failed"] == \
         [t.hint for t in made.tests if t.kind == "failed"]
     for field in ("id", "sha256", "status", "topic_notes", "topic_kinds", "error", "output",
                   "grader_version", "versions"):
@@ -143,3 +144,15 @@ def test_a_file_this_grader_did_not_write_is_refused_by_name(tmp_path):
         model.load_all(tmp_path, ["alice"])
     with pytest.raises(ResultError, match=r"bob\.json: cannot be read"):
         model.load_all(tmp_path, ["bob"])
+
+
+def test_a_read_back_test_gets_its_own_hint_again(tmp_path):
+    """A failed test with a hint of its own (``graded(..., hint=...)``): its results file does
+    not carry the hint, and the grader that reads it back records it again from its suites
+    (the feedback of a resumed submission shows it), never the exercise's first hint."""
+    spec = next(s for s in runner.collect("ex03_softmax") if s.hint)
+    made = Result.of("bob", "cd" * 32, [loop.record(runner.TestResult(spec, False, "wrong"))])
+    writers.write_submission(tmp_path, made, "hidden")
+    back = model.load(tmp_path, "bob")
+    assert back is not None and back.tests[0].hint is None
+    assert loop.with_hints(back).tests[0].hint == spec.hint == made.tests[0].hint

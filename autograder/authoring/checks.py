@@ -238,3 +238,34 @@ def expect_message_names(exc: StudentException, *needles: str | tuple[str, ...])
         says = (" (its text is not shown in a hidden test)" if HIDDEN.get()
                 else f"; it says: {msg!r}")
         _fail_checked(f"the ValueError message should name {', '.join(missing)}{says}")
+
+
+def both(sub: Any, ref: Any, name: str, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
+    """``(sub.name(*args, **kwargs), ref.name(*args, **kwargs))``: the submission's answer and
+    the reference's to the same call, the submission's first (as a suite writes them), for a
+    check that compares them: ``expect_array(*both(sub, ref, "one_hot", ids, 7), what=…)``.
+
+    The arguments are evaluated once and passed to both, so they must be the same for both:
+    a call that gives the submission a tensor spec and the reference an array is written out.
+
+    Raises:
+        whatever either call raises (the submission's :class:`StudentException` first).
+    """
+    return getattr(sub, name)(*args, **kwargs), getattr(ref, name)(*args, **kwargs)
+
+
+def expect_rule(exc_name: str, fn: Callable[..., Any], *args: Any, what: str = "",
+                naming: tuple[str | tuple[str, ...], ...] = (), **kwargs: Any
+                ) -> StudentException:
+    """An error rule: calling ``fn(*args, **kwargs)`` must raise ``exc_name``
+    (:func:`expect_raises`, ``what`` naming the input) with a message that names each of
+    ``naming`` (:func:`expect_message_names`; none: a message that is not empty). The
+    raised exception is returned.
+
+    Raises:
+        AssertionError: (a check failure) another exception, none, or a message that does not
+            name what was wrong.
+    """
+    exc = expect_raises(exc_name, fn, *args, what=what, **kwargs)
+    expect_message_names(exc, *naming)
+    return exc

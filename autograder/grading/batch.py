@@ -89,6 +89,7 @@ def _resumable(out: Path, loaded: submission.Loaded, version: str,
     done = model.load(out, loaded.id)
     if done is None or done.sha256 != loaded.sha256 or done.grader_version != version:
         return None
+    done = loop.with_hints(done)  # the file carries no hints; the feedback shows them
     # Graded with other lesson links (another --site-url): graded again, so that no feedback
     # keeps a dead address. Feedback is a function of the result, so equal text = same links.
     try:

@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Callable, ContextManager, Iterator
 
 from autograder.grading import runner
 from autograder.results import failures
-from autograder.results.model import TestOutcome, capped_message
+from autograder.results.model import Result, TestOutcome, capped_message
 from autograder.grading.phase_lock import phase_lock
 from autograder.grading.replay import planned_runner
 from autograder.driver.session import Session
@@ -73,6 +74,28 @@ def record(r: runner.TestResult) -> TestOutcome:
         message="" if r.passed else capped_message(r.message),
         hint=None if kind in ("passed", "skipped") else failures.hint_for(
             s.topic, s.exercise, s.hint, r.message))
+
+
+def with_hints(r: Result) -> Result:
+    """``r`` (read back from a results file, which does not carry hints) with each failed
+    test's hint recorded again, as :func:`record` decides it: the test's own hint, looked up by
+    its name in its topic's suites as this grader has them, else the hint of its failure's kind
+    or its exercise's first (:func:`autograder.results.failures.hint_for`). A topic whose suites
+    do not collect here keeps the exercise's hints."""
+    return dataclasses.replace(r, tests=[
+        t if t.kind in ("passed", "skipped") else dataclasses.replace(
+            t, hint=failures.hint_for(t.topic, t.exercise, _own_hints(t.topic).get(t.name, ""),
+                                      t.message))
+        for t in r.tests])
+
+
+@functools.cache
+def _own_hints(topic: str) -> dict[str, str]:
+    """Test name -> its own hint, for ``topic``'s suites as this grader has them."""
+    try:
+        return {s.name: s.hint for s in runner.collect(topic) if s.hint}
+    except (ImportError, KeyError, ValueError):  # no suites here: the exercise's hints serve
+        return {}
 
 
 @contextlib.contextmanager

@@ -15,7 +15,6 @@ known by its recorded ``kind``, its hint is the one recorded where it ran.
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -213,20 +212,11 @@ def hint_for(topic: str, exercise: str, own: str, message: str) -> str:
 
 
 def hint(t: TestOutcome) -> str:
-    """The hint shown with the failed test ``t``: the one recorded where it ran, or, for a
-    record read back from a results file (which does not carry hints: the schema is
-    unchanged), :func:`hint_for` with the test's own hint looked up by its name."""
+    """The hint shown with the failed test ``t``: the one recorded with it. A record read back
+    from a results file (which does not carry hints: the schema is unchanged) has its hints
+    recorded again by the grader that reads it (:func:`autograder.grading.loop.with_hints`);
+    one that still has none gets :func:`hint_for` without a test's own hint (its failure's
+    kind's, else its exercise's first)."""
     if t.hint is not None:
         return t.hint
-    return hint_for(t.topic, t.exercise, _test_hints(t.topic).get(t.name, ""), t.message)
-
-
-@functools.cache
-def _test_hints(topic: str) -> dict[str, str]:
-    """Test name -> its own hint, for ``topic``'s suites as this grader has them."""
-    from autograder.grading import runner  # the suites: only when a result needs it
-
-    try:
-        return {s.name: s.hint for s in runner.collect(topic) if s.hint}
-    except (ImportError, KeyError, ValueError):  # no suites here: the exercise's hints serve
-        return {}
+    return hint_for(t.topic, t.exercise, "", t.message)

@@ -63,7 +63,8 @@ class TestOutcome:
     ``hint``: the hint a student is shown with a failed test, recorded where it ran
     (:func:`autograder.results.failures.hint_for`); None for a passed or skipped one, and for a
     record read back from a results file, which does not carry it (the schema is unchanged):
-    :func:`autograder.results.failures.hint` then looks it up once.
+    the grader that reads it back records it again from its suites
+    (:func:`autograder.grading.loop.with_hints`).
     """
 
     name: str

@@ -23,7 +23,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from autograder.wire import codec
-from autograder.authoring.checks import expect_message_names, expect_raises, expect_tensor, fail
+from autograder.authoring.checks import (
+    expect_message_names,
+    expect_raises,
+    expect_rule,
+    expect_tensor,
+    fail,
+)
 from autograder.authoring.suite import describe, graded
 # The suites' old local names: a Hypothesis test's examples are derived from its source
 # (derandomised), so the test bodies keep their text and their examples.
@@ -144,9 +150,8 @@ def test_cm_dtype_device(sub, ref):
 @graded("causal_mask", "n_q > n_k raises ValueError with a message")
 def test_cm_too_many_queries(sub, ref):
     for n_q, n_k in ((4, 3), (2, 1), (10, 2)):
-        exc = expect_raises("ValueError", sub.causal_mask, n_q, n_k,
-                            what=f"n_q = {n_q}, n_k = {n_k}")
-        expect_message_names(exc)
+        expect_rule("ValueError", sub.causal_mask, n_q, n_k,
+                    what=f"n_q = {n_q}, n_k = {n_k}")
 
 
 @graded("causal_mask", "n_q or n_k below 1 raises ValueError")
@@ -472,9 +477,9 @@ def test_sdpa_bad_width(sub, ref):
     rng = _rng(516)
     for shapes in (((2, 3, 4), (2, 5, 6), (2, 5, 4)), ((2, 3, 6), (2, 5, 4), (2, 5, 4))):
         q, k, v = (rng.standard_normal(s) for s in shapes)
-        exc = expect_raises("ValueError", sub.scaled_dot_product_attention, _t(q), _t(k), _t(v),
-                            what=f"q {q.shape} with k {k.shape}")
-        expect_message_names(exc, (str(q.shape), str(k.shape)))  # either offending shape
+        expect_rule("ValueError", sub.scaled_dot_product_attention, _t(q), _t(k), _t(v),
+                    what=f"q {q.shape} with k {k.shape}",
+                    naming=((str(q.shape), str(k.shape)),))  # either offending shape
 
 
 @graded("scaled_dot_product_attention",
@@ -483,9 +488,9 @@ def test_sdpa_bad_length(sub, ref):
     rng = _rng(517)
     for shapes in (((2, 3, 4), (2, 5, 4), (2, 6, 4)), ((2, 3, 4), (2, 5, 4), (2, 4, 4))):
         q, k, v = (rng.standard_normal(s) for s in shapes)
-        exc = expect_raises("ValueError", sub.scaled_dot_product_attention, _t(q), _t(k), _t(v),
-                            what=f"k {k.shape} with v {v.shape}")
-        expect_message_names(exc, (str(k.shape), str(v.shape)))  # either offending shape
+        expect_rule("ValueError", sub.scaled_dot_product_attention, _t(q), _t(k), _t(v),
+                    what=f"k {k.shape} with v {v.shape}",
+                    naming=((str(k.shape), str(v.shape)),))  # either offending shape
 
 
 # Third review: a k/v length mismatch left to torch's matmul (RuntimeError), one test saw it.
@@ -495,10 +500,9 @@ def test_sdpa_bad_length_more(sub, ref):
     rng = _rng(526)
     q, k, v = (rng.standard_normal(s) for s in ((3, 4), (5, 4), (7, 2)))
     for kw in ({}, {"mask": _t(np.ones((3, 5), dtype=bool), "bool")}, {"is_causal": True}):
-        exc = expect_raises("ValueError", sub.scaled_dot_product_attention, _t(q, "float32"),
-                            _t(k, "float32"), _t(v, "float32"),
-                            what=f"k {k.shape} with v {v.shape}, {sorted(kw) or 'no options'}")
-        expect_message_names(exc)
+        expect_rule("ValueError", sub.scaled_dot_product_attention, _t(q, "float32"),
+                    _t(k, "float32"), _t(v, "float32"),
+                    what=f"k {k.shape} with v {v.shape}, {sorted(kw) or 'no options'}")
 
 
 @graded("scaled_dot_product_attention",
@@ -708,9 +712,8 @@ def test_split_property(sub, ref, shape, seed):
 @graded("split_heads", "D not divisible by n_heads raises ValueError with a message")
 def test_split_indivisible(sub, ref):
     for D, h in ((10, 3), (8, 5), (6, 4)):
-        exc = expect_raises("ValueError", sub.split_heads, _t(np.zeros((2, 3, D))), h,
-                            what=f"D = {D} with {h} heads")
-        expect_message_names(exc)
+        expect_rule("ValueError", sub.split_heads, _t(np.zeros((2, 3, D))), h,
+                    what=f"D = {D} with {h} heads")
 
 
 # guards against no divisibility check (reshape's RuntimeError instead): other shapes and
@@ -719,9 +722,8 @@ def test_split_indivisible(sub, ref):
         "inputs raises ValueError with a message")
 def test_split_indivisible_other(sub, ref):
     for shape, h, dtype in (((3, 5, 4), 8, "float32"), ((1, 2, 9), 2, "bfloat16")):
-        exc = expect_raises("ValueError", sub.split_heads, _t(np.ones(shape), dtype), h,
-                            what=f"a {dtype} {shape} input with {h} heads")
-        expect_message_names(exc)
+        expect_rule("ValueError", sub.split_heads, _t(np.ones(shape), dtype), h,
+                    what=f"a {dtype} {shape} input with {h} heads")
 
 
 @graded("split_heads", "on the meta device: (B, h, L, d_h) on meta", advisory=True, trivial=True)

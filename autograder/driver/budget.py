@@ -45,12 +45,10 @@ class Budget:
         """The submission's budget, and its deadline's length (``limits.submission_seconds``)."""
         return self.limits.submission_seconds
 
-    def start(self) -> bool:
-        """Start the hard deadline now unless it runs already; whether it started now."""
-        if self.started is not None:
-            return False
-        self.started = time.monotonic()
-        return True
+    def start(self) -> None:
+        """Start the hard deadline now, unless it runs already."""
+        if self.started is None:
+            self.started = time.monotonic()
 
     def forked(self, seconds: float) -> None:
         """Move the deadline by ``seconds`` a zygote took to fork a worker (not the

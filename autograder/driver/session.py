@@ -103,7 +103,7 @@ class Session:
         self.phase = "public"
         self._outputs = {"public": "", "hidden": ""}  # what each phase's workers printed
 
-    # -- the budget and the hard deadline (docs/design/grading-contract.md): the budget's
+    # -- the budget and the hard deadline (docs/design/grading-contract.md), kept by self.budget
     @property
     def limits(self) -> Limits:
         """The limits this session is graded under (the slot's, unless set: a reference run

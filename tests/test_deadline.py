@@ -112,17 +112,17 @@ def test_the_deadline_counts_pipelined_work_no_test_read(slot):
         s.limits = Limits(call_seconds=5.0, submission_seconds=1.0)
         calls = [Call(_frame("nap", i), b"", "m.nap", "m.nap") for i in range(20)]
         t0 = time.monotonic()
-        out = s.pipeline(calls)
+        out = s.pipeline.send(calls)
         assert time.monotonic() - t0 < 1.0 + 0.5
         assert s.spent < 0.5  # nothing charged: no test read a reply
         time.sleep(max(0.0, s.time_left()) + 0.05)
-        s.feed(calls, out, 0, len(calls))
+        s.pipeline.feed(calls, out, 0, len(calls))
         with pytest.raises(BudgetExhausted, match=BUDGET_SPENT):
             s.call("m", "nap", (0,))
         with pytest.raises(BudgetExhausted, match=BUDGET_SPENT):
             s.call("m", "nap", (1,))  # live now, refused as well
     finally:
-        s.feed()
+        s.pipeline.feed()
         s.close()
 
 
@@ -165,7 +165,7 @@ def test_a_worker_that_dies_while_requests_still_go_out_is_charged_at_its_own_ca
         calls = [Call(_frame("echo", i), b"", "m.echo", "m.echo") for i in range(3)]
         calls.append(Call(_frame("die", 0), b"", "m.die", "m.die"))
         calls += [Call(_frame("echo", big), b"", "m.echo", "m.echo") for _ in range(8)]
-        out = s.pipeline(calls)
+        out = s.pipeline.send(calls)
         assert out.failed_at == 3, out.failed_at
         assert all(r is not None for r in out.replies[:3])
         assert isinstance(out.failure, WorkerDied)

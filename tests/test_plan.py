@@ -72,7 +72,7 @@ def _values(s: Session, replies: list[bytes | None]) -> list[object]:
 
 
 def test_pipelined_replies_answer_the_calls_in_order(session):
-    out = session.pipeline([_call("fast", i) for i in range(300)])
+    out = session.pipeline.send([_call("fast", i) for i in range(300)])
     assert out.failed_at is None
     assert _values(session, out.replies) == [i + 1 for i in range(300)]
 
@@ -80,7 +80,7 @@ def test_pipelined_replies_answer_the_calls_in_order(session):
 def test_each_exception_is_described_by_its_own_message(session):
     """The worker keeps the reply of an exception it already described (a stub raises the
     same one thousands of times): the same exception gives the same bytes, another its own."""
-    out = session.pipeline([_call("boom", 1), _call("boom", 1), _call("boom", 2)])
+    out = session.pipeline.send([_call("boom", 1), _call("boom", 1), _call("boom", 2)])
     assert out.replies[0] == out.replies[1] != out.replies[2]
     for body, text in zip(out.replies, ("bad 1", "bad 1", "bad 2")):
         with pytest.raises(StudentException, match=text):
@@ -90,7 +90,7 @@ def test_each_exception_is_described_by_its_own_message(session):
 def test_a_hang_is_blamed_on_the_call_that_hung(session):
     session.limits = Limits(call_seconds=1.0)
     t0 = time.monotonic()
-    out = session.pipeline([_call("fast", 1), _call("fast", 2), _call("hang", 0),
+    out = session.pipeline.send([_call("fast", 1), _call("fast", 2), _call("hang", 0),
                             _call("fast", 3)])
     assert time.monotonic() - t0 < 5
     assert out.failed_at == 2 and isinstance(out.failure, CallTimeout)
@@ -99,7 +99,7 @@ def test_a_hang_is_blamed_on_the_call_that_hung(session):
     # The test that makes the call gets the timeout, as if live; then, as call by call, the
     # function that hung is not run again, and the others still are.
     calls = [_call("fast", 1), _call("fast", 2), _call("hang", 0)]
-    session.feed(calls, out, 0, 3)
+    session.pipeline.feed(calls, out, 0, 3)
     assert session.call("m", "fast", (1,)) == 2 and session.call("m", "fast", (2,)) == 3
     with pytest.raises(CallTimeout, match="did not return within 1 s"):
         session.call("m", "hang", (0,))
@@ -109,7 +109,7 @@ def test_a_hang_is_blamed_on_the_call_that_hung(session):
 
 
 def test_a_death_is_blamed_on_the_call_that_died(session):
-    out = session.pipeline([_call("fast", 1), _call("die", 0), _call("fast", 2)])
+    out = session.pipeline.send([_call("fast", 1), _call("die", 0), _call("fast", 2)])
     assert out.failed_at == 1 and isinstance(out.failure, WorkerDied)
     assert "m.die" in str(out.failure)
     assert _values(session, out.replies) == [2, None, None]
@@ -124,11 +124,11 @@ def test_a_pipeline_lasts_no_longer_than_the_budget_and_charges_only_what_is_use
     before = session.spent  # the import
     session.limits = Limits(call_seconds=5.0, submission_seconds=before + 1.0)
     calls = [_call("nap", i) for i in range(20)]
-    out = session.pipeline(calls)
+    out = session.pipeline.send(calls)
     done = [b for b in out.replies if b is not None]
     assert 1 <= len(done) <= 4
     assert session.spent == before
-    session.feed(calls, out, 0, len(calls))
+    session.pipeline.feed(calls, out, 0, len(calls))
     for i in range(len(done)):
         assert session.call("m", "nap", (i,)) == i
     assert session.spent >= 0.2 * len(done)
@@ -158,19 +158,19 @@ def test_objects_named_by_a_stopped_pipeline_are_made_again_live(slot, monkeypat
     try:
         s.load("m")
         s.forget()
-        sizes = [len(b) for b in s.pipeline(calls).replies]
+        sizes = [len(b) for b in s.pipeline.send(calls).replies]
         monkeypatch.setattr(pipeline, "PIPELINE_BYTES", sum(sizes[:3]))  # the last one is over
         s.forget()
-        out = s.pipeline(calls)
+        out = s.pipeline.send(calls)
         assert out.replies[3] is None and out.replies[2] is not None and s.sock is None
-        s.feed(calls, out, 0, len(calls))
+        s.pipeline.feed(calls, out, 0, len(calls))
         assert s.call("m", "pad", (1,)) == "x" * 1000
         assert s.call("m", "pad", (2,)) == "x" * 1000
         box = s.call("m", "Box", (5,), keep=True)
         assert box.id == 1 and s.source_generation == s.generation  # made by the live worker
         assert s.call("m", "Box.get", op="method", handle={"id": box.id}) == 5
     finally:
-        s.feed()
+        s.pipeline.feed()
         s.close()
 
 
@@ -179,7 +179,7 @@ def test_a_barred_or_unaffordable_test_is_not_passed_on_its_replies(session):
     function barred after a timeout still scored through matching replies)."""
     calls = [_call("fast", 1), _call("fast", 2)]
     topic_plan = plan.TopicPlan("m", calls, {"t": (0, 2)})
-    out = session.pipeline(calls)
+    out = session.pipeline.send(calls)
     assert replay._as_if_live(session, topic_plan, out, 0, 2)
     session.timed_out["m.fast"] = "not run again"
     assert not replay._as_if_live(session, topic_plan, out, 0, 2)
@@ -191,7 +191,7 @@ def test_a_barred_or_unaffordable_test_is_not_passed_on_its_replies(session):
 def test_a_pipeline_holds_a_bounded_amount_of_replies(session, monkeypatch):
     """Past PIPELINE_BYTES, the rest is left to be asked call by call (memory stays bounded)."""
     monkeypatch.setattr(pipeline, "PIPELINE_BYTES", 2500)
-    out = session.pipeline([_call("pad", i) for i in range(10)])
+    out = session.pipeline.send([_call("pad", i) for i in range(10)])
     assert out.failed_at is None
     got = [b for b in out.replies if b is not None]
     assert 1 <= len(got) <= 3 and out.replies[len(got):] == [None] * (10 - len(got))
@@ -200,13 +200,13 @@ def test_a_pipeline_holds_a_bounded_amount_of_replies(session, monkeypatch):
 
 def test_a_fed_reply_is_used_only_for_the_very_request_it_answers(session):
     calls = [_call("fast", 1), _call("fast", 2)]
-    out = session.pipeline(calls)
-    session.feed(calls, out, 0, 2)
+    out = session.pipeline.send(calls)
+    session.pipeline.feed(calls, out, 0, 2)
     assert session.call("m", "fast", (1,)) == 2
     # A different request than recorded: answered live, and feeding stops.
     assert session.call("m", "fast", (40,)) == 41
-    assert session._feed is None
-    session.feed()
+    assert session.pipeline._feed is None
+    session.pipeline.feed()
 
 
 def test_the_reference_passes_on_matching_replies_alone(slot, plans, monkeypatch):
@@ -238,8 +238,8 @@ def test_a_preloaded_plan_gets_the_replies_its_frames_get(slot, plans):
         try:
             s.load(topic)
             s.forget()
-            got[preloaded] = s.pipeline(calls, public.key if preloaded else None).replies
-            assert bool(s._planned) == preloaded
+            got[preloaded] = s.pipeline.send(calls, public.key if preloaded else None).replies
+            assert bool(s.pipeline._planned) == preloaded
         finally:
             s.close()
     assert got[True] == got[False] == [c.reply for c in calls]
@@ -432,7 +432,7 @@ def test_a_topic_whose_import_finds_the_budget_spent_fails_and_grading_goes_on(s
     topic = "ex02_projections"
     s = Session(slot, {topic: solution_source(topic).encode()})
     try:
-        s.spent = s.limits.submission_seconds
+        s.budget.spent = s.limits.submission_seconds
         results, why = runner.run_topic(s, topic, runner.collect(topic))
     finally:
         s.close()
@@ -457,12 +457,12 @@ def test_a_verdict_met_with_a_refusal_is_not_given_to_another_submission(slot, p
                 # that meets a refusal on complete replies. (Leaving 1 ms before the pipeline
                 # was flaky: on a quiet machine the replies' seconds did not always add up to
                 # 1 ms before the last failing test, and no refusal happened at all.)
-                def pipeline(*args, _pipeline=s.pipeline, _s=s, **kwargs):
-                    replies = _pipeline(*args, **kwargs)
-                    _s.spent = _s.limits.submission_seconds - 1e-9
+                def send(*args, _send=s.pipeline.send, _s=s, **kwargs):
+                    replies = _send(*args, **kwargs)
+                    _s.budget.spent = _s.limits.submission_seconds - 1e-9
                     return replies
 
-                s.pipeline = pipeline
+                s.pipeline.send = send
             results[who] = replay.run_planned(s, plans[topic], runner.collect(topic),
                                             runner.reference(topic))
         finally:

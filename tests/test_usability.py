@@ -20,6 +20,7 @@ from autograder import catalogue
 from autograder.authoring import checks
 from autograder.cli import app as cli
 from autograder.grading import batch as grade
+from autograder.grading import slot_process
 from tests.helpers import ROOT, SOLUTIONS
 
 
@@ -62,7 +63,7 @@ def test_outputs_are_ordinary_files_and_a_rerun_starts_no_slot(tmp_path, monkeyp
     def no_slot(*args):
         raise AssertionError("an unchanged submission started a worker slot")
 
-    monkeypatch.setattr(grade, "_init_slot", no_slot)
+    monkeypatch.setattr(slot_process.SlotProcess, "start", no_slot)
     [again] = grade.grade_batch([sub], out)
     assert again.resumed and again.total == catalogue.get_topic("ex01_vectors").points
 

@@ -2,8 +2,10 @@
 and fed to the tests that ask the same (autograder.grading.replay decides what to send).
 
 The worker serves pipelined requests exactly as if they came one at a time; only the round trips
-go. :class:`Pipelining` is a part of :class:`autograder.driver.session.Session` (its methods
-are the session's), kept here because it is a job of its own: the budget it may take
+go. A :class:`Pipeline` is held by its :class:`autograder.driver.session.Session` and owns its
+state (what it fed, the plans its workers were sent, the seconds it took); it sees the session
+only through :class:`Worker` (the socket, the worker's generation, and what to do when the worker
+fails) and the shared :class:`~autograder.driver.budget.Budget`. Its job: the budget it may take
 (:data:`PIPELINE_SHARE`), the memory it may hold (:data:`PIPELINE_BYTES`), and the rule that a
 recorded reply is used only while the test's requests match the recording byte for byte.
 """
@@ -11,12 +13,15 @@ recorded reply is used only while the test's requests match the recording byte f
 from __future__ import annotations
 
 import selectors
+import socket
 import time
 from dataclasses import dataclass, field
+from typing import NamedTuple, Protocol
 
 from autograder.wire import codec
 from autograder.wire import frames
-from autograder.driver.errors import SubmissionFault, budget_spent
+from autograder.driver.budget import Budget
+from autograder.driver.errors import CallTimeout, SubmissionFault, WorkerDied, budget_spent
 from autograder.driver.protocol import Call, unreadable
 
 #: Seconds a pipeline waits between reads, for replies to gather.
@@ -26,7 +31,7 @@ PIPELINE_NAP = 0.002
 PIPELINE_BYTES = 32 * 2**20
 
 #: The share of the submission's budget its pipelines may take, all together (a correct
-#: submission's take a few seconds of the default 120 s): see :meth:`Pipelining._speculation`.
+#: submission's take a few seconds of the default 120 s): see :meth:`Pipeline._speculation`.
 PIPELINE_SHARE = 0.25
 
 
@@ -35,7 +40,7 @@ class Pipelined:
     """The replies to a pipelined list of calls (``None``: not run) and where it stopped.
 
     ``seconds[i]`` is how long call ``i`` took: it is charged to the submission's budget only
-    when a test uses the reply (:meth:`Pipelining.charge`), as if the call had been made then; a
+    when a test uses the reply (:meth:`Budget.charge`), as if the call had been made then; a
     call no test reaches (a failing test stops early) costs the submission nothing.
     """
 
@@ -50,14 +55,64 @@ class Pipelined:
         self.failed_at, self.failure = i, exc
 
 
-class Pipelining:
-    """The session's pipelined calls and the feeding of their replies to tests.
+class Fed(NamedTuple):
+    """A recorded reply :meth:`Pipeline.fed` serves: its body, and the worker generation that
+    gave it (objects it names live in that worker)."""
 
-    Uses the session's state: ``limits``, ``slot``, ``sock``, ``generation``, ``spent``,
-    ``piped``, ``student_seconds``, ``refusals``, ``fed_log``, ``source_generation``,
-    ``_planned``, ``_worker_epoch``, ``_feed``, and its methods ``_ensure_worker``, ``_kill``,
-    ``_timeout``, ``_timed_out``, ``_died``, ``out_of_time``.
+    body: bytes
+    generation: int
+
+
+#: :meth:`Pipeline.fed`'s answer when the call matched but the budget is spent: the session
+#: refuses it, as it would refuse it live.
+REFUSED = Fed(b"", -1)
+
+
+class Worker(Protocol):
+    """What a pipeline needs of the session whose worker it talks to, and nothing else."""
+
+    #: the worker's socket (None: no worker now)
+    sock: socket.socket | None
+    #: bumped at each fork: objects held by an older worker are gone
+    generation: int
+
+    def connect(self) -> socket.socket:
+        """The worker's socket, forked first if there is no worker."""
+
+    def holds_plan(self, topic: str, count: int) -> bool:
+        """Whether the worker's zygote holds ``topic``'s plan of ``count`` calls, decoded for
+        this worker (then one short request stands for all of them)."""
+
+    def kill_worker(self) -> str:
+        """SIGKILL the worker and its strays; their status."""
+
+    def worker_timed_out(self, where: str, timeout: float) -> CallTimeout:
+        """Kill the worker that ran past ``timeout``; the fault a test making the call meets."""
+
+    def worker_died(self, where: str) -> WorkerDied:
+        """Reap the worker that died; the fault a test making the call meets."""
+
+
+class Pipeline:
+    """A session's pipelined calls and the feeding of their replies to tests.
+
+    Args:
+        worker: the session, as the worker this pipeline talks to (:class:`Worker`).
+        budget: the submission's budget and deadline, shared with the session's live calls.
     """
+
+    def __init__(self, worker: Worker, budget: Budget) -> None:
+        self.worker, self.budget = worker, budget
+        self.piped = 0.0  # time pipelines took (bounded by the budget too: _speculation)
+        self.fed_log: list[int] = []  # the pipelined replies used, in order
+        self._planned: set[tuple[int, str]] = set()  # (worker generation, topic) plans sent
+        self._feed: list | None = None  # [calls, replies, next index, stop] while feeding
+
+    def reset(self) -> None:
+        """Forget what held for the session's workers and slot (it is being suspended): the
+        feeding and the plans sent. The seconds pipelines took are kept."""
+        self._feed = None
+        self._planned = set()
 
     def _speculation(self) -> float:
         """How long this session's pipelines may take, all together.
@@ -66,9 +121,9 @@ class Pipelining:
         recorded calls though its failing test would stop at the first. Past this share of
         the budget, the rest is asked call by call (the hard deadline counts all of it).
         """
-        return self.limits.submission_seconds * PIPELINE_SHARE
+        return self.budget.seconds * PIPELINE_SHARE
 
-    def pipeline(self, calls: list[Call], topic: str | None = None) -> Pipelined:
+    def send(self, calls: list[Call], topic: str | None = None) -> Pipelined:
         """Send every call at once and collect the replies in order, each within its limits.
 
         The worker serves requests one after another exactly as if they came one at a time;
@@ -79,21 +134,19 @@ class Pipelining:
         rest is left unrun: the tests then make those calls themselves, one at a time, as
         they always could.
 
-        With ``topic``, and the zygote holding that topic's plan decoded (:meth:`Slot.preload`),
+        With ``topic``, and the zygote holding that topic's plan decoded (:meth:`Slot.preload`,
+        :meth:`Worker.holds_plan`),
         one short request stands for all of them; the worker answers exactly the same way.
         """
         out = Pipelined([None] * len(calls), [0.0] * len(calls))
-        budget = self.limits.submission_seconds
-        if (not calls or self.spent >= budget or self.piped >= self._speculation()
-                or self.out_of_time()):
+        worker, budget = self.worker, self.budget
+        if not calls or budget.exhausted() or self.piped >= self._speculation():
             return out
-        self._ensure_worker()
-        out.generation = self.generation
-        sock, limit = self.sock, codec.MAX_FRAME + 1024
-        if (topic is not None and self.slot.preloaded.get(topic) == len(calls)
-                and self._worker_epoch == self.slot.plan_epoch
-                and (self.generation, topic) not in self._planned):
-            self._planned.add((self.generation, topic))  # a worker answers a plan once
+        sock, limit = worker.connect(), codec.MAX_FRAME + 1024
+        out.generation = worker.generation
+        if (topic is not None and worker.holds_plan(topic, len(calls))
+                and (worker.generation, topic) not in self._planned):
+            self._planned.add((worker.generation, topic))  # a worker answers a plan once
             data = memoryview(codec.encode({"op": "plan", "topic": topic}))
         else:
             data = memoryview(b"".join(c.frame for c in calls))
@@ -102,20 +155,20 @@ class Pipelining:
         sel = selectors.DefaultSelector()
         sel.register(sock, selectors.EVENT_READ | selectors.EVENT_WRITE)
         t_prev = time.monotonic()
-        timeout = self._timeout(calls[0].timeout)
+        timeout = budget.timeout(calls[0].timeout)
         deadline = t_prev + max(timeout, 0.01)
         try:
             while i < len(calls):
                 left = deadline - time.monotonic()
                 if left <= 0:
                     out.seconds[i] = self._piped(t_prev)
-                    if self.out_of_time():  # the hard deadline, not this call's own limit
-                        self._kill()
-                        out.fail(i, budget_spent(calls[i].where, budget))
+                    if budget.out_of_time():  # the hard deadline, not this call's own limit
+                        worker.kill_worker()
+                        out.fail(i, budget_spent(calls[i].where, budget.seconds))
                         break
                     # Raised, and the function barred from further calls, when a test makes
                     # this call (Session.call), as if it had made it live.
-                    out.fail(i, self._timed_out(calls[i].where, timeout))
+                    out.fail(i, worker.worker_timed_out(calls[i].where, timeout))
                     break
                 for _key, mask in sel.select(left):
                     if mask & selectors.EVENT_WRITE and sent < len(data):
@@ -148,7 +201,7 @@ class Pipelining:
                         # Held until the tests have read them: past this, a worker returning
                         # huge results one after another would exhaust the grader's memory.
                         # The rest is asked again call by call (and dropped after each test).
-                        self._kill()
+                        worker.kill_worker()
                         return out
                     out.replies[i] = bytes(inbuf[body])
                     pos = body.stop
@@ -158,9 +211,9 @@ class Pipelining:
                     if self.piped >= self._speculation():
                         # Pipelines may take their share of the budget, no longer: the rest
                         # is asked call by call, within what is left before the deadline.
-                        self._kill()
+                        worker.kill_worker()
                         return out
-                    timeout = self._timeout(calls[i].timeout)
+                    timeout = budget.timeout(calls[i].timeout)
                     deadline = now + max(timeout, 0.01)
                 if pos > 1 << 22:
                     del inbuf[:pos]
@@ -172,18 +225,18 @@ class Pipelining:
                     time.sleep(PIPELINE_NAP)
             else:
                 if len(inbuf) > pos:  # bytes nobody asked for: this worker is not to be trusted
-                    self._kill()
+                    worker.kill_worker()
         except (EOFError, ConnectionError, OSError) as exc:
             out.seconds[i] = self._piped(t_prev)
-            out.fail(i, self._died(calls[i].where))
+            out.fail(i, worker.worker_died(calls[i].where))
             out.failure.__cause__ = exc
         except frames.FrameError as exc:  # a length over the limit
             out.seconds[i] = self._piped(t_prev)
-            self._kill()
+            worker.kill_worker()
             out.fail(i, unreadable(calls[i].where, exc))
         finally:
             sel.close()
-            if self.sock is sock:
+            if worker.sock is sock:
                 sock.setblocking(True)
         return out
 
@@ -191,26 +244,12 @@ class Pipelining:
         """Count the seconds since ``t0`` as pipelined and as the student's; return them."""
         dt = (now or time.monotonic()) - t0
         self.piped += dt
-        self.student_seconds += dt
+        self.budget.student_seconds += dt
         return dt
 
-    def affordable(self, seconds: list[float]) -> bool:
-        """Whether calls taking ``seconds`` would all have run within the budget, call by call
-        (each is refused once the budget is spent before it starts)."""
-        spent = self.spent
-        for dt in seconds:
-            if spent >= self.limits.submission_seconds:
-                return False
-            spent += dt
-        return True
-
-    def charge(self, seconds: float) -> None:
-        """Charge pipelined calls a test used to the submission's budget."""
-        self.spent += seconds
-
-    def pipeline_alive(self, replies: Pipelined) -> bool:
+    def alive(self, replies: Pipelined) -> bool:
         """Whether the worker that gave ``replies`` still runs (its objects still exist)."""
-        return self.sock is not None and self.generation == replies.generation
+        return self.worker.sock is not None and self.worker.generation == replies.generation
 
     def feed(self, calls: list[Call] | None = None, replies: Pipelined | None = None,
              start: int = 0, stop: int = 0) -> None:
@@ -232,11 +271,13 @@ class Pipelining:
         if self._feed is not None and position is not None:
             self._feed[2] = position
 
-    def _fed(self, req: dict, frame: bytes, where: str) -> bytes | None:
-        """The recorded reply body for ``frame`` while feeding matches, else None (go live).
+    def fed(self, req: dict, frame: bytes) -> Fed | None:
+        """The recorded reply for ``frame`` while feeding matches, else None (go live).
+
+        :data:`REFUSED` when the call matched but the budget is spent (the session refuses it,
+        as it would live); the reply is charged to the budget when it is used.
 
         Raises:
-            BudgetExhausted: the budget is spent (the call is refused, as it would be live).
             SubmissionFault: the failure the pipeline met at this very call.
         """
         if self._feed is None:
@@ -250,7 +291,7 @@ class Pipelining:
             if replies.replies[i] is None:  # never run (the pipeline stopped before): live
                 self._feed = None
                 return None
-            if not self.pipeline_alive(replies) and (
+            if not self.alive(replies) and (
                     req.get("keep") or req.get("op") in ("method", "probe", "lib")
                     or b'"__handle__"' in frame):
                 # The worker that answered is gone, and with it the objects it made: from the
@@ -258,14 +299,12 @@ class Pipelining:
                 # handed objects of a dead worker). Plain values stay as good as recorded.
                 self._feed = None
                 return None
-        if self.spent >= self.limits.submission_seconds or self.out_of_time():
+        if self.budget.exhausted():
             self._feed = None
-            self.refusals += 1
-            raise budget_spent(where, self.limits.submission_seconds)
-        self.charge(replies.seconds[i])
+            return REFUSED
+        self.budget.charge(replies.seconds[i])
         self.fed_log.append(i)
         if replies.failed_at == i:
             self._feed = None
             raise replies.failure
-        self.source_generation = replies.generation
-        return replies.replies[i]
+        return Fed(replies.replies[i], replies.generation)

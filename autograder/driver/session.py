@@ -4,12 +4,13 @@ wall-clock limits (docs/design/grading-contract.md). Results come back as plain 
 
 The trusted side of the sandbox: it starts no student code itself (the slot's zygote forks the
 workers, :mod:`autograder.driver.slot`); requests and replies follow
-:mod:`autograder.driver.protocol`; a batch's pipelined calls are :mod:`autograder.driver.pipeline`.
+:mod:`autograder.driver.protocol`; a batch's pipelined calls are the session's
+:class:`~autograder.driver.pipeline.Pipeline`, its budget and deadline its
+:class:`~autograder.driver.budget.Budget`, shared by the two.
 """
 
 from __future__ import annotations
 
-import math
 import os
 import shutil
 import signal
@@ -24,10 +25,12 @@ from autograder.wire import frames
 from autograder.driver.errors import (HIDDEN, BudgetExhausted, CallTimeout,
                                        ImportFailed, StudentException, SubmissionFault,
                                        WorkerDied, budget_spent, shown_exception)
-from autograder.driver.pipeline import Pipelining
+from autograder.driver.budget import Budget
+from autograder.driver.pipeline import REFUSED, Pipeline
 from autograder.driver.protocol import (Call, barred, call_timeout, interpret_reply, request,
                                          unreadable, where_of)
 from autograder.driver.slot import Slot
+from autograder.limits import Limits
 
 
 def _read_output(path: str, limit: int) -> bytes:
@@ -51,8 +54,12 @@ def _read_output(path: str, limit: int) -> bytes:
         os.close(fd)
 
 
-class Session(Pipelining):
+class Session:
     """One submission graded on a slot: files in, calls out, worker restarted on demand.
+
+    Its :attr:`budget` (the budget and the hard deadline) and its :attr:`pipeline` (a batch's
+    calls sent at once) are objects of their own; the session is the :class:`Worker
+    <autograder.driver.pipeline.Worker>` its pipeline talks to.
 
     Args:
         slot: the slot whose zygote forks this submission's workers.
@@ -61,7 +68,8 @@ class Session(Pipelining):
 
     def __init__(self, slot: Slot, sources: dict[str, bytes]) -> None:
         self.slot = slot
-        self.limits = slot.limits
+        self.budget = Budget(slot.limits)
+        self.pipeline = Pipeline(self, self.budget)
         self.sources = sources
         self.workdir, self.sub_dir = self._new_workdir()
         self._busy_before = 0.0  # their busy_seconds
@@ -70,15 +78,11 @@ class Session(Pipelining):
         self.loaded: set[str] = set()
         self.failed_imports: dict[str, str] = {}
         self.timed_out: dict[str, str] = {}
-        self.spent = 0.0  # the budget's use: live calls, and pipelined calls a test used
-        self.piped = 0.0  # time pipelines took (bounded by the budget too)
-        self.student_seconds = 0.0
         self.busy_seconds = 0.0  # of which the worker says it spent in the calls themselves
         self.restarts = 0
         self.generation = 0  # bumped at each fork: objects held by an older worker are gone
         self.source_generation = 0  # the worker generation that produced the latest reply
         self.recorder: list[Call] | None = None  # autograder.grading.replay records a reference run here
-        self._planned: set[tuple[int, str]] = set()  # (worker generation, topic) plans sent
         self.live_calls = 0  # requests sent one at a time (not answered from a pipeline)
         #: replies to calls of the submission's own functions and classes that carried a value,
         #: and replies to those and to method calls that carried an exception its code raised:
@@ -92,54 +96,72 @@ class Session(Pipelining):
         #: calls refused for the session's own state (budget spent, function barred, import
         #: failed): a verdict met with one is not the replies' alone (autograder.grading.replay)
         self.refusals = 0
-        self.fed_log: list[int] = []  # the pipelined replies used, in order
-        self._worker_epoch = -1
-        self._feed: list | None = None
-        #: The hard deadline's start, when the first worker is asked for (a zygote's own start
-        #: is not the submission's work): ``limits.submission_seconds`` later, every call and
-        #: test of the submission is refused, whatever its work was (pipelined or live, any
-        #: phase). None: not started.
-        self.started: float | None = None
-        self._forking = 0.0  # seconds the zygotes took to fork this session's workers
+        self._worker_epoch = -1  # the slot's plan_epoch when this worker was forked
         #: "public" or "hidden": the phase whose tests this session runs now (see
         #: :meth:`switch`). In the hidden phase, every text that can reach a student is fixed
         #: by the grader, as while a hidden test runs (:data:`HIDDEN`).
         self.phase = "public"
         self._outputs = {"public": "", "hidden": ""}  # what each phase's workers printed
-        self._left: float | None = None  # seconds of the deadline left when suspended
 
-    # -- the hard deadline
+    # -- the budget and the hard deadline (docs/design/grading-contract.md), kept by self.budget
+    @property
+    def limits(self) -> Limits:
+        """The limits this session is graded under (the slot's, unless set: a reference run
+        has no budget, autograder.grading.plan)."""
+        return self.budget.limits
+
+    @limits.setter
+    def limits(self, limits: Limits) -> None:
+        self.budget.limits = limits
+
+    @property
+    def spent(self) -> float:
+        """Seconds of the budget used: live calls, and pipelined calls a test used."""
+        return self.budget.spent
+
+    @property
+    def student_seconds(self) -> float:
+        """Seconds the workers computed for the submission (a statistic)."""
+        return self.budget.student_seconds
+
     def time_left(self) -> float:
         """Seconds before the submission's hard deadline (negative once it passed)."""
-        if self.started is None:
-            return self.limits.submission_seconds
-        return self.started + self._forking + self.limits.submission_seconds - time.monotonic()
+        return self.budget.time_left()
 
     def out_of_time(self) -> bool:
         """Whether the hard deadline has passed: every remaining test then fails."""
-        return self.time_left() <= 0
+        return self.budget.out_of_time()
 
     @property
     def hidden(self) -> bool:
         """Whether what is said now may carry a hidden input (a hidden test, or its phase)."""
         return self.phase == "hidden" or HIDDEN.get()
 
-    # -- worker lifecycle
-    def _ensure_worker(self) -> None:
+    # -- worker lifecycle (the pipeline's Worker too)
+    def connect(self) -> socket.socket:
+        """The worker's socket, a worker forked first if there is none (the hard deadline
+        starts with the first)."""
         if self.sock is None:
-            if self.started is None:
+            if self.budget.started is None:
                 self.slot.start()
-                self.started = time.monotonic()
+                self.budget.start()
             t0 = time.monotonic()
             self.pid, self.sock = self.slot.fork(self.workdir, self.sub_dir)
             # The zygote's fork is the grader's work, not the submission's (a zygote warms up
             # torch, seconds, just before its second fork): the deadline moves by its time.
-            self._forking += time.monotonic() - t0
+            self.budget.forked(time.monotonic() - t0)
             self._worker_epoch = self.slot.plan_epoch
             self.loaded = set()
             self.generation += 1
+        return self.sock
 
-    def _kill(self, wait: bool = True) -> str:
+    def holds_plan(self, topic: str, count: int) -> bool:
+        """Whether the slot's zygote holds ``topic``'s plan of ``count`` calls, decoded before
+        this worker was forked (:meth:`Slot.preload`)."""
+        return (self.slot.preloaded.get(topic) == count
+                and self._worker_epoch == self.slot.plan_epoch)
+
+    def kill_worker(self, wait: bool = True) -> str:
         """SIGKILL the worker and its strays; their status (without ``wait``, the slot's zygote
         reaps them while the grader goes on, and the status is not known)."""
         status = "gone"
@@ -178,7 +200,7 @@ class Session(Pipelining):
         """
         if self.sock is not None:
             self._read_busy()
-            self._kill(wait)  # strays included (Slot.killall)
+            self.kill_worker(wait)  # strays included (Slot.killall)
         elif wait:
             self.slot.killall()
         else:
@@ -203,11 +225,11 @@ class Session(Pipelining):
         self._outputs[self.phase] += self._finish(wait=wait)
         self._busy_before = self.busy_seconds
         # The deadline stops while suspended: the time between sweeps is other submissions'.
-        self._left = None if self.started is None else self.time_left()
+        self.budget.suspend()
         self.slot = None
         self.workdir = self.sub_dir = ""
-        self._feed, self.recorder = None, None
-        self._planned, self._worker_epoch = set(), -1
+        self.recorder, self._worker_epoch = None, -1
+        self.pipeline.reset()
 
     def resume(self, slot: Slot, phase: str) -> None:
         """Go on in fresh workers of ``slot``, in a fresh workdir, as phase ``phase``, where
@@ -215,10 +237,7 @@ class Session(Pipelining):
         if self.slot is not None:
             self.suspend()
         self.slot = slot
-        if self._left is not None:
-            used = self.limits.submission_seconds - self._left  # nan for an endless budget
-            self.started = time.monotonic() - (used if math.isfinite(used) else 0.0)
-            self._forking = 0.0
+        self.budget.resume()
         self.workdir, self.sub_dir = self._new_workdir()
         self.loaded = set()
         self.phase = phase
@@ -248,7 +267,12 @@ class Session(Pipelining):
         frame = codec.encode(req)
         # Imports (after a restart) and topic starts are the session's own: never fed, and
         # they leave a test's feeding where it was.
-        body = None if req["op"] in ("load", "forget") else self._fed(req, frame, where)
+        body = None
+        if req["op"] not in ("load", "forget") and (fed := self.pipeline.fed(req, frame)):
+            if fed is REFUSED:
+                self.refusals += 1
+                raise budget_spent(where, self.limits.submission_seconds)
+            body, self.source_generation = fed
         if body is None:
             body = self._exchange(frame, where, timeout)
             self.source_generation = self.generation
@@ -270,10 +294,10 @@ class Session(Pipelining):
     def _exchange(self, frame: bytes, where: str, timeout: float | None) -> bytes:
         """Send one request frame and return the reply's body, within the call's limits."""
         self.live_calls += 1
-        if self.spent >= self.limits.submission_seconds or self.out_of_time():
+        if self.budget.exhausted():
             raise budget_spent(where, self.limits.submission_seconds)
-        self._ensure_worker()
-        timeout = self._timeout(timeout)
+        self.connect()
+        timeout = self.budget.timeout(timeout)
         t0 = time.monotonic()
         deadline = t0 + max(timeout, 0.01)
         try:
@@ -287,29 +311,28 @@ class Session(Pipelining):
         except (TimeoutError, socket.timeout):
             self._account(t0)
             if self.out_of_time():  # cut short by the deadline: not the function's own fault
-                self._kill()
+                self.kill_worker()
                 raise budget_spent(where, self.limits.submission_seconds) from None
-            raise self._timed_out(where, timeout) from None
+            raise self.worker_timed_out(where, timeout) from None
         except (EOFError, ConnectionError, BrokenPipeError, OSError) as exc:
             self._account(t0)
-            raise self._died(where) from exc
+            raise self.worker_died(where) from exc
         except frames.FrameError as exc:  # a length over the limit
             self._account(t0)
-            self._kill()
+            self.kill_worker()
             raise unreadable(where, exc) from None
         self._account(t0)
         return body
 
-    def _timeout(self, timeout: float | None) -> float:
-        return min(timeout or self.limits.call_seconds, self.limits.submission_seconds - self.spent,
-                   self.time_left())
-
-    def _timed_out(self, where: str, timeout: float) -> CallTimeout:
-        self._kill()
+    def worker_timed_out(self, where: str, timeout: float) -> CallTimeout:
+        """Kill the worker that ran past ``timeout`` during ``where``; the fault to raise."""
+        self.kill_worker()
         return call_timeout(where, timeout)
 
-    def _died(self, where: str) -> WorkerDied:
-        status = self._kill()
+    def worker_died(self, where: str) -> WorkerDied:
+        """Reap the worker that died during ``where``; the fault to raise (its exit status
+        only outside the hidden phase and hidden tests)."""
+        status = self.kill_worker()
         if self.hidden:
             # The exit status is the submission's choice (os._exit(n)): a number it picks
             # from a hidden input. Only whether it died is said.
@@ -322,7 +345,7 @@ class Session(Pipelining):
         """The value (or the student's exception) a reply body carries (one interpreter:
         :func:`autograder.driver.protocol.interpret_reply`); a malformed reply kills the worker."""
         return interpret_reply(body, where, hidden=self.hidden, scrub=self._scrub,
-                               distrust=self._kill)
+                               distrust=self.kill_worker)
 
     def _read_busy(self) -> None:
         """Ask the worker how long it spent in the calls themselves (a statistic only).
@@ -349,16 +372,14 @@ class Session(Pipelining):
         return text.replace(self.sub_dir, "<submission>").replace(self.workdir, "<workdir>")
 
     def _account(self, t0: float) -> None:
-        dt = time.monotonic() - t0
-        self.spent += dt
-        self.student_seconds += dt
+        self.budget.account(time.monotonic() - t0)
 
     def load(self, module: str) -> None:
         """Import a topic module in the worker; ``ImportFailed`` (cached) if it cannot."""
         if module in self.failed_imports:
             self.refusals += 1
             raise ImportFailed(self.failed_imports[module])
-        self._ensure_worker()
+        self.connect()
         if module in self.loaded:
             return
         try:

@@ -128,7 +128,7 @@ def replayer(fn: Any, examples: list[Example], session: Session) -> Any:
 
     def replay(sub: Any, ref: Any) -> None:
         for example in examples:
-            position = session.feed_position()
+            position = session.pipeline.feed_position()
             try:
                 run(example, sub, ref)
             except (Diverged, KeyboardInterrupt, SystemExit):
@@ -137,7 +137,7 @@ def replayer(fn: Any, examples: list[Example], session: Session) -> Any:
                 # Hypothesis runs a failing example once more and reports that run (a timed
                 # out function, say, is then "not run again"): so does the replay, asking the
                 # same calls, whose replies the worker already gave.
-                session.rewind(position)
+                session.pipeline.rewind(position)
                 try:
                     run(example, sub, ref)
                 except (Diverged, KeyboardInterrupt, SystemExit):

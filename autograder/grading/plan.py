@@ -55,7 +55,7 @@ class TopicPlan:
 
     @property
     def key(self) -> str:
-        """The plan's name for :meth:`Slot.preload` and :meth:`Session.pipeline`."""
+        """The plan's name for :meth:`Slot.preload` and :meth:`Pipeline.send`."""
         return f"{self.topic}:{self.phase}"
 
 

@@ -6,7 +6,7 @@ makes the same requests of every submission for as long as the replies are the s
 therefore grades the reference solution once, recording each test's requests (the exact
 frames) and the replies it got. For each submission it then
 
-1. sends a topic's recorded requests to the worker all at once (:meth:`Session.pipeline`): the
+1. sends a topic's recorded requests to the worker all at once (:meth:`Pipeline.send`): the
    worker serves them one after another as it always did, each within its own time limit, but
    the thousands of round trips of a submission go;
 2. passes, without running it again, a test whose replies are byte for byte the ones the
@@ -81,7 +81,7 @@ def _run_phase(session: Session, plan: TopicPlan, specs: list[runner.TestSpec],
         session.forget()
     except SubmissionFault:
         return [runner.run_test(session, s, ref) for s in specs]
-    replies: Pipelined = session.pipeline(plan.calls, plan.key)
+    replies: Pipelined = session.pipeline.send(plan.calls, plan.key)
     results = []
     for spec in specs:
         late = runner.after_deadline(session, spec)
@@ -95,28 +95,28 @@ def _run_phase(session: Session, plan: TopicPlan, specs: list[runner.TestSpec],
         start, stop = span
         if (spec.name in plan.passed and replies.replies[start:stop] == plan.expected[spec.name]
                 and _as_if_live(session, plan, replies, start, stop)):
-            session.charge(sum(replies.seconds[start:stop]))
+            session.budget.charge(sum(replies.seconds[start:stop]))
             results.append(runner.TestResult(spec, True, "", 0.0,
                                              raised_only=spec.name in plan.raised_only))
             continue
         key = _verdict_key(session, plan, replies, spec.name, start, stop)
         seen = plan.verdicts.get(key) if key else None
-        if seen is not None and session.affordable([replies.seconds[i] for i in seen[2]]):
+        if seen is not None and session.budget.affordable([replies.seconds[i] for i in seen[2]]):
             # This test ran before on exactly these replies, asking nothing else and refused
             # nothing: the same deterministic test gives the same verdict (a stub's
             # NotImplementedError, say).
-            session.charge(sum(replies.seconds[i] for i in seen[2]))
+            session.budget.charge(sum(replies.seconds[i] for i in seen[2]))
             results.append(runner.TestResult(spec, seen[0], seen[1], 0.0, raised_only=seen[3]))
             continue
         live, refused = session.live_calls, session.refusals
-        generation, used = session.generation, len(session.fed_log)
+        generation, used = session.generation, len(session.pipeline.fed_log)
         result = _run_fed(session, plan, replies, spec, ref)
         if (key and session.live_calls == live and session.refusals == refused
-                and session.generation == generation and session.pipeline_alive(replies)
+                and session.generation == generation and session.pipeline.alive(replies)
                 and len(plan.verdicts) < plan.MAX_VERDICTS):
             plan.verdicts[key] = (result.passed, result.message,
-                                  tuple(session.fed_log[used:]), result.raised_only)
-        del session.fed_log[used:]
+                                  tuple(session.pipeline.fed_log[used:]), result.raised_only)
+        del session.pipeline.fed_log[used:]
         results.append(result)
     return results
 
@@ -126,7 +126,7 @@ def _verdict_key(session: Session, plan: TopicPlan, replies: Pipelined, name: st
     """The key of a test's verdict on its replies, if they may stand for the test: all run,
     none failed, from a worker still alive, and no call of a function barred since."""
     window = replies.replies[start:stop]
-    if (None in window or not session.pipeline_alive(replies)
+    if (None in window or not session.pipeline.alive(replies)
             or (replies.failed_at is not None and start <= replies.failed_at < stop)):
         return None
     if session.timed_out and any(c.key in session.timed_out for c in plan.calls[start:stop]):
@@ -144,7 +144,7 @@ def _as_if_live(session: Session, plan: TopicPlan, replies: Pipelined, start: in
     timeout (Session.call refuses those), and none once the budget is spent."""
     if session.timed_out and any(c.key in session.timed_out for c in plan.calls[start:stop]):
         return False
-    return session.affordable(replies.seconds[start:stop])
+    return session.budget.affordable(replies.seconds[start:stop])
 
 
 def _run_fed(session: Session, plan: TopicPlan, replies: Pipelined, spec: runner.TestSpec,
@@ -152,16 +152,16 @@ def _run_fed(session: Session, plan: TopicPlan, replies: Pipelined, spec: runner
     start, stop = plan.spans[spec.name]
     examples = plan.examples.get(spec.name)
     if examples:
-        session.feed(plan.calls, replies, start, stop)
+        session.pipeline.feed(plan.calls, replies, start, stop)
         try:
             return runner.run_test(session, dataclasses.replace(
                 spec, fn=replayer(spec.fn, examples, session)), ref)
         except Diverged:
             pass
         finally:
-            session.feed()
-    session.feed(plan.calls, replies, start, stop)
+            session.pipeline.feed()
+    session.pipeline.feed(plan.calls, replies, start, stop)
     try:
         return runner.run_test(session, spec, ref)
     finally:
-        session.feed()
+        session.pipeline.feed()

@@ -1,5 +1,6 @@
 """Stopping a batch: the signals, the pool's shutdown and the exception `course grade` reports
-(:mod:`autograder.grading.batch` holds the part that touches its slots and files)."""
+(:mod:`autograder.grading.batch` and :mod:`autograder.grading.slot_process` hold the parts that
+touch its slots and files)."""
 
 from __future__ import annotations
 
@@ -37,7 +38,7 @@ SLOT_CLOSE_SECONDS = 30
 
 @contextlib.contextmanager
 def stop_signals(on_stop: Callable[[int, object], None]):
-    """While inside, SIGINT and SIGTERM call ``on_stop`` (the grader's: :func:`batch._grader_stop`).
+    """While inside, SIGINT and SIGTERM call ``on_stop`` (the grader's: ``batch._GraderStop``).
 
     A signal the caller ignores (``nohup``, a background job) stays ignored; outside the main
     thread, where no handler can be set, nothing changes.
@@ -72,8 +73,9 @@ def stops_ignored():
 
 
 def stop_pool(pool: ProcessPoolExecutor) -> None:
-    """Cancel what is queued and make every slot leave (SIGTERM: see :func:`batch._slot_stop`),
-    waiting for them; a slot that does not leave within ``SLOT_CLOSE_SECONDS`` is killed."""
+    """Cancel what is queued and make every slot leave (SIGTERM: see
+    :func:`slot_process._slot_stop`), waiting for them; a slot that does not leave within
+    ``SLOT_CLOSE_SECONDS`` is killed."""
     # The executor's own processes: Python 3.14's terminate_workers() does the same.
     procs = list((pool._processes or {}).values())
     pool.shutdown(wait=False, cancel_futures=True)

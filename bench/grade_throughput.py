@@ -310,7 +310,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=300)
     ap.add_argument("--jobs", type=int, default=2)
-    ap.add_argument("--pytest-sample", type=int, default=10)
+    ap.add_argument("--pytest-sample", type=int, default=10,
+                    help="submissions timed with one pytest process each (0: skip pytest)")
     ap.add_argument("--no-nbgrader", dest="nbgrader", action="store_false",
                     help="skip the nbgrader baseline (about 3 minutes)")
     ap.add_argument("--otter-sample", type=int, default=10,
@@ -331,7 +332,8 @@ def main() -> None:
         sharded = (bench_shards(class_dir, Path(tmp) / "sharded", args.shards, Path(tmp) / "out")
                    if args.shards > 0 else None)
         share = bench_student_share(class_dir, min(args.share_sample, args.n), args.jobs)
-        pyt = bench_pytest(class_dir, min(args.pytest_sample, args.n), topics)
+        pyt = (bench_pytest(class_dir, min(args.pytest_sample, args.n), topics)
+               if args.pytest_sample > 0 else None)
         nbg = bench_nbgrader() if args.nbgrader else None
         ott = None
         if args.otter_sample > 0:
@@ -340,8 +342,9 @@ def main() -> None:
         graded = course_scores(Path(tmp) / "out", ott["checks"] if ott else [])
     per = course["seconds"] / course["n"]
     rows = [("course grade --jobs %d" % args.jobs, per, 1.0)]
-    pyt_per = pyt["seconds"] / pyt["n"]
-    rows.append((f"pytest per submission (sample {pyt['n']})", pyt_per, pyt_per / per))
+    if pyt:
+        pyt_per = pyt["seconds"] / pyt["n"]
+        rows.append((f"pytest per submission (sample {pyt['n']})", pyt_per, pyt_per / per))
     if nbg:
         nb_per = nbg["nbgrader_autograde_s_per_submission"]
         rows.append((f"nbgrader autograde ({nbg['students']} students)", nb_per, nb_per / per))

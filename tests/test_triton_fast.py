@@ -34,6 +34,12 @@ import triton.language as tl
 from triton.runtime import interpreter
 
 fast = sys.argv[1] == "fast"
+wrapped = [0]  # wrappers the interpreter made for builtins (its _patch_attr), counted
+patch_attr = interpreter._patch_attr
+def counted_attr(*a, **k):
+    wrapped[0] += 1
+    return patch_attr(*a, **k)
+interpreter._patch_attr = counted_attr
 if fast:
     from autograder.sandbox import triton_fast
     assert triton_fast.install() and triton_fast.install()  # a second call does nothing
@@ -79,16 +85,17 @@ def keep(*ts):
 
 g = torch.Generator().manual_seed(0)
 rand = lambda *s, dtype=torch.float32: torch.randn(*s, generator=g).to(dtype)
-per_launch = []
+per_launch, wrappers = [], []
 for dtype in (torch.float32, torch.float16):
     for (B, H, L, S, E, Ev, causal, bm, bn) in ((1, 2, 20, 37, 8, 12, False, 16, 16),
                                                  (2, 1, 17, 17, 5, 3, True, 32, 16),
                                                  (1, 1, 40, 70, 16, 16, True, 64, 32)):
         q, k = rand(B, H, L, E, dtype=dtype), rand(B, H, S, E, dtype=dtype)
         v = rand(B, H, S, Ev, dtype=dtype)
-        before = calls[0]
+        before, made = calls[0], wrapped[0]
         keep(*fa.flash_attention_forward(q, k, v, is_causal=causal, block_m=bm, block_n=bn))
         per_launch.append(calls[0] - before)
+        wrappers.append(wrapped[0] - made)
 keep(fa.softmax_rows(rand(5, 37)))
 q, k, v = (rand(1, 2, 9, 16).requires_grad_() for _ in range(3))
 o = fa.FlashAttention.apply(q, k, v, True)
@@ -119,7 +126,24 @@ try:  # with debug on, an int32 overflow is reported as Triton reports it
 except Exception as e:
     errors.append(repr(e)[:200])
 interpreter.interpreter_builder.options = options
+
+def state(pkg):
+    # which names hold a builtin and which the interpreter's wrapper of one, between launches
+    out = {"builtin": [], "wrapper": []}
+    for name in sorted(vars(pkg)):
+        value = vars(pkg)[name]
+        held = getattr(value, "__kwdefaults__", None)
+        if tl.core.is_builtin(value):
+            out["builtin"].append(name)
+        elif isinstance(held, dict) and tl.core.is_builtin(held.get("member")):
+            out["wrapper"].append(name)
+    return out
+
+
 print(json.dumps({"digest": digest.hexdigest(), "errors": errors, "per_launch": per_launch,
+                  "wrappers": wrappers,
+                  "state": [state(p) for p in (tl, tl.core, tl.math, tl.tensor,
+                                               tl.core.tensor_descriptor_base)],
                   "asserts": launch_asserts,
                   "tl_sum_builtin": tl.core.is_builtin(tl.sum) or tl.sum.__class__.__name__}))
 '''
@@ -157,6 +181,18 @@ def test_a_launch_patches_the_language_once_per_set_of_modules(both):
     # (1 + two per key block and program: 33, 13 and 9 for these three launches)
     assert min(slow["per_launch"]) >= 9
     assert max(fast["per_launch"]) <= 3
+
+
+def test_the_builtins_are_wrapped_once_per_process_and_put_back_as_before(both):
+    """As Triton ships, every launch wraps each builtin of triton.language anew (hundreds per
+    launch, twice). After install, the first launch makes the wrappers and later launches reuse
+    them, and between launches the language holds the same builtins and wrappers, name by
+    name, as it does without the install."""
+    slow, fast = both
+    assert min(slow["wrappers"]) >= 100
+    assert fast["wrappers"][0] >= 100 and max(fast["wrappers"][1:]) == 0
+    assert slow["state"] == fast["state"]
+    assert slow["state"][0]["builtin"]  # the check reads something: tl's own builtins
 
 
 def test_install_leaves_another_triton_alone():

@@ -1,11 +1,11 @@
-"""Three costs of Triton 3.9's interpreter that a worker pays per launch and per call, removed
+"""Four costs of Triton 3.9's interpreter that a worker pays per launch and per call, removed
 once per zygote (:func:`autograder.sandbox.zygote._preload_triton` calls :func:`install`).
 
 The interpreter runs a kernel by patching ``triton.language`` for the duration of the launch
 (``triton/runtime/interpreter.py``: ``GridExecutor.__call__`` calls ``_patch_lang``, which
 finds every Triton builtin of ``tl``, ``tl.core``, ``tl.tensor``, ``tl.math`` and
 ``tl.core.tensor_descriptor_base`` with ``inspect.getmembers`` and wraps it), and checks
-every integer operation for overflow. Three things there cost more than the kernels the
+every integer operation for overflow. Four things there cost more than the kernels the
 course grades:
 
 1. ``inspect.getmembers`` builds, sorts and filters a list of every attribute of those modules
@@ -34,6 +34,13 @@ course grades:
    changes it). :func:`_sanitize` asks that same question first, on the interpreter's
    semantic object only, and skips the computation whose result would be dropped; with
    ``debug`` on it runs Triton's own.
+4. Even once per launch, 1. lists every attribute of those modules and classes and makes a
+   new wrapper (``_patch_attr``'s lambda) for each of a few hundred builtins, twice per launch
+   (the kernel's ``tl`` and the standard library's ``tl.core``). The names that hold builtins
+   do not change after ``triton.language`` is imported, and a wrapper holds nothing but its
+   builtin and the interpreter's one semantic object: :func:`_builtin_names` reads the names
+   once per process and pkg, and each builtin's wrapper is made once and set again at every
+   launch (and put back as before by the launch's own scope).
 
 Measured in docs/design/measured-facts.md ("Triton in the sandbox"). What a kernel computes is
 untouched: the same builtins are wrapped with the interpreter's own wrapper, and the kernels'
@@ -79,16 +86,63 @@ def _members(pkg: Any) -> list[tuple[str, Any]]:
     return inspect.getmembers(pkg)
 
 
+#: pkg -> the names under which it held a Triton builtin when first patched (_builtin_names)
+_names: dict[Any, tuple[str, ...]] = {}
+
+
+def _builtin_names(pkg: Any, is_builtin: Any) -> tuple[str, ...]:
+    """The names of ``pkg`` (a module or class of ``triton.language``) whose value is a Triton
+    builtin, or the interpreter's wrapper of one (``_patch_attr``'s lambda keeps the builtin
+    as its ``member`` default), read with :func:`_members` once per process and pkg.
+
+    Triton defines its builtins when ``triton.language`` is imported, and the interpreter only
+    swaps them for wrappers and back, so the names do not change between launches; listing
+    every attribute of five modules and classes twice per launch was about a tenth of a
+    one-program launch (docs/design/measured-facts.md, "Triton in the sandbox"). A builtin put
+    under a new name of ``triton.language`` after the first launch would not be wrapped.
+    """
+    names = _names.get(pkg)
+    if names is None:
+        found = []
+        for name, member in _members(pkg):
+            wrapped = getattr(member, "__kwdefaults__", None)
+            if is_builtin(member) or (isinstance(wrapped, dict)
+                                      and is_builtin(wrapped.get("member"))):
+                found.append(name)
+        names = _names[pkg] = tuple(found)
+    return names
+
+
 def _make_patch_builtin(interp: Any) -> Any:
     is_builtin = interp.tl.core.is_builtin
     patch_attr = interp._patch_attr
 
+    wrappers: dict[Any, Any] = {}  # builtin -> the interpreter's wrapper of it
+
+    class _Kept:
+        """A stand-in for the interpreter's patch scope that keeps the value set."""
+
+        value: Any = None
+
+        def set_attr(self, obj: Any, name: str, value: Any) -> None:
+            self.value = value
+
     def _patch_builtin(pkg: Any, builder: Any, scope: Any) -> None:
         """Triton's ``_patch_builtin`` (wrap every builtin of ``pkg`` for the interpreter,
-        recording the originals in ``scope``) over :func:`_members`."""
-        for name, member in _members(pkg):
-            if is_builtin(member):
-                patch_attr(pkg, name, member, builder, scope)
+        recording the originals in ``scope``), over the names of ``pkg`` that held a builtin
+        the first time (:func:`_builtin_names`), each builtin's wrapper made once:
+        ``_patch_attr``'s wrapper holds nothing but the builtin and the interpreter's one
+        semantic object, so the same wrapper serves every launch."""
+        for name in _builtin_names(pkg, is_builtin):
+            member = getattr(pkg, name, None)
+            if not is_builtin(member):
+                continue
+            wrapper = wrappers.get(member)
+            if wrapper is None:
+                kept = _Kept()
+                patch_attr(pkg, name, member, builder, kept)
+                wrapper = wrappers[member] = kept.value
+            scope.set_attr(pkg, name, wrapper)
 
     return _patch_builtin
 
@@ -171,7 +225,7 @@ def _make_device_call(interp: Any) -> Any:
 
 
 def install() -> bool:
-    """Replace the three costly pieces of Triton's interpreter in this process (module
+    """Replace the costly pieces of Triton's interpreter in this process (module
     docstring); True if done, False where triton is missing, not 3.9, or not laid out as
     expected (then nothing is changed). Call it once, before any worker forks; a second call
     does nothing and returns True.

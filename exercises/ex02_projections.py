@@ -279,11 +279,15 @@ def feed_forward(
         >>> I, zeros = np.eye(2), np.zeros(2)
         >>> bool(np.allclose(feed_forward(X, I, zeros, I, zeros), gelu(X)))
         True
+
+        A block maps ``(n, d_model)`` back to ``(n, d_model)`` through ``d_ff = 4 · d_model``
+        hidden units (GPT-2 small: 768 and 3072), at any size:
+
         >>> rng = np.random.default_rng(0)
-        >>> d_model, d_ff = 768, 3072                 # a GPT-2 small block
+        >>> d_model, d_ff = 8, 32
         >>> W1, W2 = rng.normal(0, 0.02, (d_model, d_ff)), rng.normal(0, 0.02, (d_ff, d_model))
         >>> feed_forward(rng.normal(size=(5, d_model)), W1, np.zeros(d_ff), W2, None).shape
-        (5, 768)
+        (5, 8)
     """
     # TODO: Up-project, apply GELU, down-project: two linear maps with a non-linearity between them.
     # More help: `course hint ex02_projections.feed_forward`; lesson: docs/lessons/02-projections.md#the-matmul-catalogue

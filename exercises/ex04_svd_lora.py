@@ -294,17 +294,19 @@ class LoRALinear(nn.Module):
             lesson section "LoRA".
 
         Example:
-            A GPT-2-small query projection (768 → 768) with a rank-8 adapter:
+            A rank-r adapter on a ``d_in → d_out`` projection trains ``r · (d_in + d_out)``
+            numbers instead of ``d_in · d_out``: for a GPT-2-small query projection
+            (768 → 768) at r = 8, 12,288 instead of 589,824. The same at 64 → 64:
 
             >>> _ = torch.manual_seed(0)
-            >>> q_proj = nn.Linear(768, 768)
+            >>> q_proj = nn.Linear(64, 64)
             >>> lora = LoRALinear(q_proj, r=8, alpha=16)
             >>> lora.scaling
             2.0
-            >>> sum(p.numel() for p in lora.parameters() if p.requires_grad)  # 8 · (768 + 768)
-            12288
+            >>> sum(p.numel() for p in lora.parameters() if p.requires_grad)  # 8 · (64 + 64)
+            1024
             >>> q_proj.weight.numel()
-            589824
+            4096
         """
         # TODO: Freeze the base layer, then add lora_A (r, in) drawn from a Gaussian and lora_B (out, r) of zeros, on the base's device and dtype.
         # More help: `course hint ex04_svd_lora.LoRALinear`; lesson: docs/lessons/04-svd-lora.md#lora
@@ -329,10 +331,10 @@ class LoRALinear(nn.Module):
 
         Example:
             >>> _ = torch.manual_seed(0)
-            >>> lora = LoRALinear(nn.Linear(768, 768), r=8, alpha=16)
-            >>> x = torch.randn(2, 5, 768)  # (B, L, d_model)
+            >>> lora = LoRALinear(nn.Linear(64, 64), r=8, alpha=16)
+            >>> x = torch.randn(2, 5, 64)  # (B, L, d_model)
             >>> lora(x).shape
-            torch.Size([2, 5, 768])
+            torch.Size([2, 5, 64])
             >>> torch.equal(lora(x), lora.base(x))  # B = 0 at creation: the base model exactly
             True
         """

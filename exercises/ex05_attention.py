@@ -238,11 +238,15 @@ class MultiHeadAttention(nn.Module):
             Vaswani et al. 2017, §3.2.2; lesson section "Heads".
 
         Example:
-            >>> mha = MultiHeadAttention(768, 12)  # a GPT-2-small layer
+            Four ``d_model × d_model`` projections with biases hold ``4 · (d_model² +
+            d_model)`` parameters: 2,362,368 for a GPT-2-small layer (768 in 12 heads of 64).
+            The same at d_model = 64 in 4 heads:
+
+            >>> mha = MultiHeadAttention(64, 4)
             >>> mha.d_h
-            64
-            >>> sum(p.numel() for p in mha.parameters())  # 4 · (768² + 768)
-            2362368
+            16
+            >>> sum(p.numel() for p in mha.parameters())  # 4 · (64² + 64)
+            16640
         """
         # TODO: Project with q_proj, k_proj, v_proj, split the heads, attend, merge, then apply o_proj.
         # More help: `course hint ex05_attention.MultiHeadAttention`; lesson: docs/lessons/05-attention.md#heads
@@ -276,10 +280,10 @@ class MultiHeadAttention(nn.Module):
 
         Example:
             >>> _ = torch.manual_seed(0)
-            >>> mha = MultiHeadAttention(768, 12)
-            >>> x = torch.randn(2, 10, 768)  # (B, L, d_model)
+            >>> mha = MultiHeadAttention(64, 4)
+            >>> x = torch.randn(2, 10, 64)  # (B, L, d_model)
             >>> mha(x, is_causal=True).shape
-            torch.Size([2, 10, 768])
+            torch.Size([2, 10, 64])
             >>> meta = MultiHeadAttention(768, 12).to("meta")  # shapes only, no data
             >>> meta(torch.empty(1, 1024, 768, device="meta"), is_causal=True).device
             device(type='meta')

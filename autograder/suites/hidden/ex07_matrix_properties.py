@@ -370,6 +370,22 @@ def test_bptt_shape_errors(sub, ref):
         expect_message_names(exc, (str(a_shape), str(w_shape)))
 
 
+# The row's "ValueError when shapes do not match" where NumPy would let the mismatch through:
+# a width-1 a_t broadcasts against any d (diag(1 - tanh²) as a column times W_hh), and a
+# (T, d') a_t over a 1 × 1 W_hh broadcasts into a (d', 1) product. The other shape-error test's
+# mismatches all fail inside NumPy, so a width check of > or < alone passed it (mutation run of
+# 2026-12-07). No message is asked for here: that test grades the message.
+@graded("bptt_jacobian", "pre-activations of the wrong width raise ValueError also where "
+        "broadcasting would let them through ((2, 1) under a (3, 3) W_hh, (1, 4) over (1, 1))")
+def test_bptt_width_broadcasts(sub, ref):
+    rng = _rng(189)
+    for w_shape, a_shape in (((3, 3), (2, 1)), ((2, 2), (1, 1)), ((1, 1), (1, 4)),
+                             ((1, 1), (2, 3))):
+        expect_raises("ValueError", sub.bptt_jacobian, rng.standard_normal(w_shape),
+                      rng.standard_normal(a_shape),
+                      what=f"W_hh {w_shape} with pre-activations {a_shape}")
+
+
 @graded("bptt_jacobian", "a W_hh that is not square 2-D raises ValueError naming its shape")
 def test_bptt_w_errors(sub, ref):
     rng = _rng(78)

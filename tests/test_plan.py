@@ -26,7 +26,7 @@ from autograder.driver.errors import BudgetExhausted, CallTimeout, StudentExcept
 from autograder.driver.protocol import Call
 from autograder.driver.session import Session
 from autograder.driver.slot import Slot
-from tests.helpers import ROOT, grade_sources, solution_source
+from tests.helpers import ROOT, course, course_env, grade_sources, solution_source
 
 SOURCE = b"""
 import os, time
@@ -291,22 +291,30 @@ def test_a_planned_batch_writes_what_an_unplanned_one_does(example_class, tmp_pa
 
 
 @pytest.mark.slow
-@pytest.mark.xdist_group("example-class")
-def test_a_batch_that_records_its_own_plan_writes_what_a_kept_plan_does(example_class,
-                                                                         tmp_path):
-    """`course grade` replays the plan it keeps (plan_file.kept); where none can be kept, the
-    batch records its own, its slots sharing the work (plan.record_shared, the hidden part after
-    the public sweep). Three of the example class's submissions (those handing in fewest
-    topics, so little is recorded), graded that way, get the results the shared run wrote."""
-    cls, kept, _ = example_class
-    paths = sorted((p for p in cls.iterdir() if p.is_dir()),
-                   key=lambda p: (len(list(p.glob("*.py"))), p.name))[:grade.PLAN_MIN]
-    out = tmp_path / "out"
-    grade.grade_batch(paths, out, jobs=2)  # no plan_path: recorded in this batch
-    ours = _comparable_results(out)
-    theirs = {k: v for k, v in _comparable_results(kept).items() if k in ours}
-    assert sorted(ours) == sorted(f"{p.name}.json" for p in paths)
-    assert ours == theirs
+def test_a_batch_that_records_its_own_plan_writes_what_a_kept_plan_does(tmp_path):
+    """`course grade` replays the plan it keeps (plan_file.kept); where none can be kept
+    (here COURSE_KEEP_PLAN=0), the batch records its own, its two slots sharing the work
+    (plan.record_shared, the hidden part after the public sweep). A class of three topic-1
+    submissions (right, wrong in one function, failing to import), so that little is
+    recorded: both ways write the same results."""
+    cls = tmp_path / "class"
+    source = solution_source("ex01_vectors")
+    wrong = source + "\n\ndef dot(a, b):\n    return float(np.sum(np.abs(a) * np.abs(b)))\n"
+    for name, text in (("right", source), ("wrong", wrong), ("broken", "import nowhere\n")):
+        (cls / name).mkdir(parents=True)
+        (cls / name / "ex01_vectors.py").write_text(text, encoding="utf-8")
+    outs = {}
+    for kept in (True, False):
+        out = tmp_path / ("kept" if kept else "own")
+        env = course_env() if kept else course_env(COURSE_KEEP_PLAN="0")
+        proc = course("grade", "--class", str(cls), "--out", str(out), "--jobs", "2", env=env)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        assert ("replaying" in proc.stderr or "recorded" in proc.stderr) == kept, proc.stderr
+        outs[kept] = out
+    assert (outs[True] / "grades.csv").read_text() == (outs[False] / "grades.csv").read_text()
+    assert _comparable_results(outs[True]) == _comparable_results(outs[False])
+    wrong_doc = json.loads((outs[True] / "results" / "wrong.json").read_text())
+    assert 0 < wrong_doc["score"] < wrong_doc["max_score"]  # the comparison compares something
 
 
 def _same_plan(a: plan.TopicPlan, b: plan.TopicPlan) -> bool:

@@ -200,10 +200,15 @@ def test_install_leaves_another_triton_alone():
               "from triton.runtime import interpreter as i\n"
               "before = (i._patch_builtin, i._get_np_dtype, i.GridExecutor.__call__,"
               " i.InterpretedFunction.__call__)\n"
+              "import triton.language as tl\n"
+              "inits = (tl.core.block_type.__init__, tl.core.tensor.__init__,"
+              " tl.core.tuple.__eq__)\n"
               "from autograder.sandbox import triton_fast\n"
               "assert triton_fast.install() is False\n"
               "assert before == (i._patch_builtin, i._get_np_dtype, i.GridExecutor.__call__,"
-              " i.InterpretedFunction.__call__)\n")
+              " i.InterpretedFunction.__call__)\n"
+              "assert inits == (tl.core.block_type.__init__, tl.core.tensor.__init__,"
+              " tl.core.tuple.__eq__)\n")
     env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": str(ROOT)}
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                           check=False, env=env, timeout=120, cwd=ROOT)
@@ -217,3 +222,101 @@ def test_integer_operations_skip_the_overflow_check_that_asserts_nothing(both):
     slow, fast = both
     assert slow["asserts"] > 100
     assert fast["asserts"] == 0
+
+
+#: Build block types, tensors and tuple comparisons with Triton's own constructors (each
+#: replacement keeps the original as ``__wrapped__``) and with the installed ones, on shapes of
+#: every kind Triton takes or refuses; print what differs, and how often the installed
+#: constructors still ran Triton's shape unwrapping.
+SHAPES_SCRIPT = r'''
+import json
+import numpy as np
+import triton.language as tl
+from triton.runtime import interpreter
+from autograder.sandbox import triton_fast
+assert triton_fast.install()
+core = tl.core
+C = core.constexpr
+shapes = [[16], (16,), [1], [16, 32], (32, 1), [1, 64, 2], [C(16), 8], (C(4), C(2)),
+          core.tuple([16, 4]), core.tuple([C(8)]), [16, 32], [16], [3], [0], [16, 12],
+          [True, 2], [np.int64(16)], [16.0], [2 ** 20, 2 ** 20], [], [[16]], "16", None]
+
+
+def attrs(obj):
+    out = {}
+    for k, v in vars(obj).items():
+        if isinstance(v, core.tuple):
+            v = ["tuple", [repr(x) if isinstance(x, C) else x for x in v.values],
+                 str(v.type), type(v.type).__name__, [str(t) for t in v.type.types]]
+        elif isinstance(v, C):
+            v = ["constexpr", v.value, str(v.type)]
+        else:
+            v = repr(v)
+        out[k] = v
+    return out
+
+
+def made(cls, init, *args):
+    obj = cls.__new__(cls)
+    init(obj, *args)
+    return obj
+
+
+def build(make):
+    try:
+        return ["ok", attrs(make())]
+    except Exception as e:
+        return ["error", type(e).__name__, str(e)]
+
+
+unwrapped = [0]
+unwrap = core._unwrap_shape
+def counted(shape):
+    unwrapped[0] += 1
+    return unwrap(shape)
+core._unwrap_shape = counted
+
+diffs, kinds = [], set()
+for elt in (tl.float32, tl.float16, tl.int1, tl.pointer_type(tl.float32)):
+    for shape in shapes:
+        for _ in range(2):  # the second time from what the first one kept
+            mine = build(lambda: core.block_type(elt, shape))
+            theirs = build(lambda: made(core.block_type, core.block_type.__init__.__wrapped__,
+                                        elt, shape))
+            kinds.add(mine[0])
+            if mine != theirs:
+                diffs.append(["block_type", str(elt), repr(shape), mine, theirs])
+            if mine[0] != "ok":
+                continue
+            ty = core.block_type(elt, shape)
+            for t in (ty, elt):
+                a = made(core.tensor, core.tensor.__init__, None, t)
+                b = made(core.tensor, core.tensor.__init__.__wrapped__, None, t)
+                if attrs(a) != attrs(b):
+                    diffs.append(["tensor", str(t), attrs(a), attrs(b)])
+            for other in ([16], (16,), [16, 32], [1, 64, 2], [C(16)], [True], [], "x", None):
+                for left in (ty.shape, core.tuple([C(d) for d in ty.shape.values])):
+                    mine = build(lambda: C(left == other))
+                    theirs = build(lambda: C(core.tuple.__eq__.__wrapped__(left, other)))
+                    if mine != theirs:
+                        diffs.append(["eq", repr(left.values), repr(other), mine, theirs])
+before = unwrapped[0]
+for _ in range(100):
+    core.block_type(tl.float32, [16, 32])
+print(json.dumps({"diffs": diffs[:5], "n_diffs": len(diffs), "kinds": sorted(kinds),
+                  "unwrapped_repeats": unwrapped[0] - before}))
+'''
+
+
+def test_block_types_tensors_and_shape_comparisons_are_built_as_triton_builds_them():
+    """The installed constructors give every attribute Triton's give, on shapes of every kind
+    (ints, constexprs, Triton tuples; shapes Triton refuses with its own error), and a shape
+    seen before is not unwrapped again."""
+    env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, "-c", SHAPES_SCRIPT], capture_output=True, text=True,
+                          check=False, env=env, timeout=300, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert got["n_diffs"] == 0, got["diffs"]
+    assert got["kinds"] == ["error", "ok"]  # both paths were exercised
+    assert got["unwrapped_repeats"] == 0

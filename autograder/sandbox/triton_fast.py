@@ -1,11 +1,11 @@
-"""Four costs of Triton 3.9's interpreter that a worker pays per launch and per call, removed
+"""Six costs of Triton 3.9's interpreter that a worker pays per launch and per call, removed
 once per zygote (:func:`autograder.sandbox.zygote._preload_triton` calls :func:`install`).
 
 The interpreter runs a kernel by patching ``triton.language`` for the duration of the launch
 (``triton/runtime/interpreter.py``: ``GridExecutor.__call__`` calls ``_patch_lang``, which
 finds every Triton builtin of ``tl``, ``tl.core``, ``tl.tensor``, ``tl.math`` and
 ``tl.core.tensor_descriptor_base`` with ``inspect.getmembers`` and wraps it), and checks
-every integer operation for overflow. Four things there cost more than the kernels the
+every integer operation for overflow. Six things there cost more than the kernels the
 course grades:
 
 1. ``inspect.getmembers`` builds, sorts and filters a list of every attribute of those modules
@@ -41,6 +41,24 @@ course grades:
    builtin and the interpreter's one semantic object: :func:`_builtin_names` reads the names
    once per process and pkg, and each builtin's wrapper is made once and set again at every
    launch (and put back as before by the launch's own scope).
+
+5. Every operation of a kernel builds its result's ``block_type`` and ``tensor``
+   (``triton/language/core.py``), and both constructors turn the shape into Triton's own
+   ``tuple`` by unwrapping each dimension and deriving the tuple's type from its values, then
+   check every dimension again (``validate_block_shape``): in a FlashAttention launch that is
+   a fifth of the front end's work, for the same dozen shapes over and over.
+   :func:`_make_block_type_init` and :func:`_make_tensor_init` remember, per shape of plain
+   ``int`` dimensions (or ``constexpr`` of ints), what Triton computed from it the first time
+   (the tuple's type, the element count, the name's shape part) and build each new object
+   with the very attributes Triton's constructor gives it: new ``tuple`` and ``constexpr``
+   objects every time, so nothing a kernel holds is shared with another object. A shape of
+   anything else (a bool, a numpy integer, a nested tuple) and every shape Triton refuses
+   (not a power of two, too many elements: its own error) go through Triton's constructor.
+6. Broadcasting two operands (``semantic.py``'s ``broadcast_impl_value``, on most binary
+   operations) compares each operand's shape, a Triton ``tuple``, with the result's, a list
+   of ints; Triton's ``tuple.__eq__`` first rebuilds the list as a Triton tuple, unwrapping
+   every element. :func:`_make_tuple_eq` compares the two lists of ints directly where both
+   hold nothing else, and returns what Triton returns (a ``constexpr`` of the bool).
 
 Measured in docs/design/measured-facts.md ("Triton in the sandbox"). What a kernel computes is
 untouched: the same builtins are wrapped with the interpreter's own wrapper, and the kernels'
@@ -224,6 +242,112 @@ def _make_device_call(interp: Any) -> Any:
     return __call__
 
 
+def _plain_shape(shape: Any, tl: Any) -> tuple[int, ...] | None:
+    """``shape`` as a tuple of ints where it is a list or a Triton ``tuple`` whose every
+    dimension is an ``int`` or a ``constexpr`` holding one (what ``_unwrap_shape`` gives then);
+    None for anything else, which Triton's own constructors handle (a Python tuple included:
+    ``block_type`` asserts that its shape is a list or a *Triton* tuple)."""
+    kind = type(shape)
+    if kind is list:
+        values = shape
+    elif kind is tl.core.tuple:
+        values = shape.values
+    else:
+        return None
+    out = []
+    for d in values:
+        if type(d) is int:
+            out.append(d)
+        elif type(d) is tl.core.constexpr and type(d.value) is int:
+            out.append(d.value)
+        else:
+            return None
+    return tuple(out)
+
+
+def _make_block_type_init(interp: Any) -> Any:
+    tl = interp.tl
+    core = tl.core
+    original = core.block_type.__init__
+    new_tuple = core.tuple
+    #: plain shape -> (the shape tuple's type, numel, the shape as the name shows it)
+    known: dict[tuple[int, ...], tuple[Any, int, str]] = {}
+
+    def __init__(self: Any, element_ty: Any, shape: Any) -> None:
+        """Triton's ``block_type.__init__``, from what the first block type of the same plain
+        shape computed (module docstring, 5.)."""
+        key = _plain_shape(shape, tl)
+        seen = known.get(key) if key is not None else None
+        if seen is None:
+            original(self, element_ty, shape)  # validates; raises as Triton does
+            if key is not None and len(known) < 4096:
+                known[key] = (self.shape.type, self.numel, str(self.shape))
+            return
+        ty, numel, text = seen
+        self.element_ty = element_ty
+        shape_tuple = new_tuple.__new__(new_tuple)
+        shape_tuple.values = list(key)
+        shape_tuple.type = ty
+        self.shape = shape_tuple
+        self.numel = numel
+        self.name = f"<{text}, {element_ty}>"
+
+    __init__.__wrapped__ = original  # type: ignore[attr-defined]
+    return __init__
+
+
+def _make_tensor_init(interp: Any) -> Any:
+    tl = interp.tl
+    core = tl.core
+    original = core.tensor.__init__
+    new_tuple, constexpr = core.tuple, core.constexpr
+    #: plain shape -> (the constexpr shape tuple's type, numel)
+    known: dict[tuple[int, ...], tuple[Any, int]] = {}
+
+    def __init__(self: Any, handle: Any, type: Any) -> None:  # noqa: A002 - Triton's name
+        """Triton's ``tensor.__init__``, from what the first tensor of the same plain block
+        shape computed (module docstring, 5.)."""
+        key = _plain_shape(type.shape, tl) if type.is_block() else ()
+        seen = known.get(key) if key is not None else None
+        if seen is None:
+            original(self, handle, type)
+            if key is not None and len(known) < 4096:
+                known[key] = (self.shape.type, self.numel.value)
+            return
+        ty, numel = seen
+        self.handle = handle
+        self.numel = constexpr(numel)
+        self.type = type
+        self.dtype = type.scalar
+        shape_tuple = new_tuple.__new__(new_tuple)
+        shape_tuple.values = [constexpr(d) for d in key]
+        shape_tuple.type = ty
+        self.shape = shape_tuple
+
+    __init__.__wrapped__ = original  # type: ignore[attr-defined]
+    return __init__
+
+
+def _make_tuple_eq(interp: Any) -> Any:
+    core = interp.tl.core
+    original = core.tuple.__eq__
+    constexpr = core.constexpr
+
+    def __eq__(self: Any, other: Any) -> Any:
+        """Triton's ``tuple.__eq__`` (module docstring, 6.): a list or tuple of plain ints
+        compared with a Triton tuple of plain ints is the comparison of the two lists, which
+        Triton reaches by first rebuilding ``other`` as a Triton tuple."""
+        kind = type(other)
+        if kind is list or kind is tuple:
+            mine = self.values
+            if all(type(v) is int for v in other) and all(type(v) is int for v in mine):
+                return constexpr(mine == list(other))
+        return original(self, other)
+
+    __eq__.__wrapped__ = original  # type: ignore[attr-defined]
+    return __eq__
+
+
 def install() -> bool:
     """Replace the costly pieces of Triton's interpreter in this process (module
     docstring); True if done, False where triton is missing, not 3.9, or not laid out as
@@ -262,10 +386,27 @@ def install() -> bool:
             or "self.device_assert(cond, msg, None)" not in sanitize
             or sanitize.count("self.device_assert") != 1 or "self.builder.create" in sanitize):
         return False
+    # The constructors we replace must still compute what we read in them (5.).
+    try:
+        block_src = inspect.getsource(interp.tl.core.block_type.__init__)
+        tensor_src = inspect.getsource(interp.tl.core.tensor.__init__)
+    except (OSError, TypeError, AttributeError):
+        return False
+    if ("self.shape = tuple(_unwrap_shape(shape))" not in block_src
+            or "self.numel = validate_block_shape(self.shape)" not in block_src
+            or "self.name = f'<{self.shape}, {self.element_ty}>'" not in block_src
+            or "self.shape = tuple([constexpr(s) for s in self.shape])" not in tensor_src
+            or "self.numel = constexpr(math.prod(self.shape))" not in tensor_src
+            or "other = _normalize_tuple(other)\n        return constexpr(self.values == other.values)"
+            not in inspect.getsource(interp.tl.core.tuple.__eq__)):
+        return False
     interp._patch_builtin = _make_patch_builtin(interp)
     interp._get_np_dtype = _make_np_dtype(interp)
     interp.interpreter_semantic.binary_op_sanitize_overflow_impl = _make_sanitize(interp)
     interp.GridExecutor.__call__ = _make_grid_call(interp, interp.GridExecutor.__call__)
     interp.InterpretedFunction.__call__ = _make_device_call(interp)
+    interp.tl.core.block_type.__init__ = _make_block_type_init(interp)
+    interp.tl.core.tensor.__init__ = _make_tensor_init(interp)
+    interp.tl.core.tuple.__eq__ = _make_tuple_eq(interp)
     interp._course_fast = True
     return True

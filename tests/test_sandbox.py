@@ -109,6 +109,10 @@ def forks(n):
 def uid():
     return os.getuid()
 
+def frozen():
+    import gc
+    return gc.get_freeze_count()
+
 def connect(port):
     import socket
     try:
@@ -153,6 +157,13 @@ def test_monkeypatching_numpy_in_the_worker_leaves_the_grader_alone(session):
 def test_worker_cwd_is_empty_scratch_and_the_submission_comes_first_on_its_path(session):
     assert call(session, "cwd_listing") == []
     assert call(session, "sub_listing") == ["ex01_vectors.py"]
+
+
+def test_a_worker_starts_with_the_zygotes_objects_frozen(session):
+    """The zygote freezes its heap before each fork (gc.freeze): the worker's collections then
+    skip the hundreds of thousands of objects torch and the rest left there, instead of
+    writing to each one's header and so copying every page of the shared heap."""
+    assert call(session, "frozen") > 100_000
 
 
 @pytest.mark.skipif(not host.is_root(), reason="mount namespaces need root")

@@ -10,6 +10,7 @@ workers to inherit) and ``exit``. It never runs student code itself.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import signal
@@ -314,6 +315,11 @@ def main() -> None:
                 warm = True
             forks += 1
             init = namespaces.prepare(keep_private=(ctl.fileno(), fds[0]))
+            # Forked workers then share the zygote's heap instead of copying it: a collection
+            # in a worker would write to the header of every object it walks (Python's gc
+            # docs, gc.freeze). Only what was made since the last fork is collected here.
+            gc.collect()
+            gc.freeze()
             try:
                 pid = os.fork()
                 if pid == 0:

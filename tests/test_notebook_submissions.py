@@ -121,7 +121,7 @@ def test_the_lines_taken_for_magics_are_those_ipython_takes(cell):
     lines = cell.splitlines()
     assert len(theirs) == len(lines)
     ours = magics.without_magics(lines)
-    assert [o.startswith("# (magic) ") for o in ours] == \
+    assert [o.lstrip().startswith(("# (magic) ", "pass  # (magic) ")) for o in ours] == \
         ["get_ipython()" in t and "get_ipython()" not in c for t, c in zip(theirs, lines)]
 
 
@@ -139,6 +139,21 @@ def test_magics_a_line_scanner_missed_are_found():
     for magic in ("x[0] = !ls", "np.dot?", "!ls \\", "  -l", "%%writefile helper.py",
                   "def g():"):
         assert f"# (magic) {magic}" in src
+
+
+def test_a_magic_alone_in_a_block_leaves_a_block_that_runs():
+    """IPython runs a magic that is a block's only statement (a call in its place); a comment
+    alone there left the block empty and the topic failed to import."""
+    cells = ["n = 0\nfor i in range(3):\n    %time f(i)\nn = 3",
+             "def g():\n    !ls \\\n      -l\nclass K:\n    %%time?\nif True:\n    # why\n\n    %ls\n"
+             "else:\n    %ls\nm = g()"]
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+    src = submission.notebook_to_source(nbformat.writes(nb).encode()).decode()
+    namespace: dict = {}
+    exec(compile(src, "nb", "exec"), namespace)
+    assert namespace["n"] == 3 and namespace["m"] is None and "K" in namespace
+    assert "    pass  # (magic)     %time f(i)" in src.splitlines()
+    assert "# (magic)       -l" in src.splitlines()  # a continued magic: a comment, no pass
 
 
 def _without_cell_ids(nb: nbformat.NotebookNode, same: str | None = None) -> str:

@@ -60,7 +60,9 @@ def without_magics(lines: list[str]) -> list[str]:
     while the notebook ran in Jupyter). A magic line ending in a backslash takes the next line
     with it, as IPython joins them. A cell magic on the first line that is not blank comments
     the whole cell unless it runs its body as Python (:data:`PYTHON_CELL_MAGICS`: then only
-    its own line). Every line is kept, commented or not, so line numbers agree with the cell's.
+    its own line). A magic that is the first statement of a block (right under a line ending
+    in ``:``) becomes ``pass`` with the magic as its comment, so the block is not left empty.
+    Every line is kept, commented or not, so line numbers agree with the cell's.
     """
     head = next((i for i, line in enumerate(lines) if line.strip()), len(lines))
     if head < len(lines) and lines[head].lstrip().startswith("%%"):
@@ -78,7 +80,10 @@ def _commented(lines: list[str]) -> Iterator[str]:
     last token of the one before). A magic line is fed as a blank line, so a shell command's
     quotes never reach the tokenizer."""
     out: list[str] = []
-    state = {"depth": 0, "last": None, "magic_continues": False}
+    # "opener": the last logical line ended with ":" (a block's header), so a magic here is
+    # its block's first statement: it becomes ``pass`` (IPython runs a call there; a comment
+    # alone would leave the block empty, a syntax error).
+    state = {"depth": 0, "last": None, "magic_continues": False, "opener": False}
     # Only a line that looks like a magic needs the tokenizer's verdict: a cell without one is
     # returned as it is, and the tokenizer stops after the last one (it reads ten times
     # slower than the cell is split into lines: 2 MiB of code take seconds).
@@ -93,12 +98,15 @@ def _commented(lines: list[str]) -> Iterator[str]:
         at_start = i == 0 or (last is not None and last.type in (tokenize.NEWLINE, tokenize.NL)
                               and state["depth"] == 0)
         if state["magic_continues"] or (at_start and is_magic(line)):
-            out.append(_MARK + line)
+            opens = at_start and not state["magic_continues"] and state["opener"]
+            indent = line[:len(line) - len(line.lstrip())]
+            out.append(indent + "pass  " + _MARK + line if opens else _MARK + line)
             state["magic_continues"] = line.endswith("\\")
             return "\n"
         out.append(line)
         return line + "\n"
 
+    previous = None  # the last token of the logical line being read
     try:
         for tok in tokenize.generate_tokens(readline):
             if tok.type == tokenize.OP and tok.string in "([{":
@@ -107,6 +115,12 @@ def _commented(lines: list[str]) -> Iterator[str]:
                 state["depth"] = max(0, state["depth"] - 1)
             if tok.type not in (tokenize.INDENT, tokenize.DEDENT):
                 state["last"] = tok
+            if tok.type == tokenize.NEWLINE:
+                state["opener"] = previous is not None and previous.string == ":" \
+                    and previous.type == tokenize.OP
+            elif tok.type not in (tokenize.NL, tokenize.COMMENT, tokenize.INDENT,
+                                  tokenize.DEDENT):
+                previous = tok
     except (tokenize.TokenError, SyntaxError):
         # Code the tokenizer gives up on (an unterminated string at the cell's end, an
         # inconsistent dedent) does not compile either: the rest is kept as written, and

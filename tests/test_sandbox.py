@@ -31,16 +31,18 @@ def sub_listing():
     return sorted(os.listdir(sys.path[0]))
 
 def open_ptys(n):
-    """How many pseudo-terminals this process can open (each one counts host-wide)."""
+    """How many pseudo-terminals this process can open (each one counts host-wide): pairs
+    made with openpty(), which fails unless /dev/ptmx hands out a real pty (where the sandbox
+    binds /dev/null onto it, opening the path succeeds but makes no pty)."""
     fds = []
     for _ in range(n):
         try:
-            fds.append(os.open("/dev/ptmx", os.O_RDWR | os.O_NOCTTY))
+            fds.extend(os.openpty())
         except OSError:
             break
     for fd in fds:
         os.close(fd)
-    return len(fds)
+    return len(fds) // 2
 
 def write_here(name):
     try:
@@ -170,8 +172,9 @@ def test_a_worker_starts_with_the_zygotes_objects_frozen(session):
 def test_as_root_a_worker_cannot_open_pseudo_terminals(session):
     """Red team: ptys are a host-wide pool (kernel.pty.max); a worker could drain it."""
     assert call(session, "open_ptys", 5) == 0
-    fd = os.open("/dev/ptmx", os.O_RDWR | os.O_NOCTTY)  # the host still can
-    os.close(fd)
+    master, follower = os.openpty()  # the host still can
+    os.close(master)
+    os.close(follower)
 
 
 @pytest.mark.skipif(not host.is_root(), reason="mount namespaces need root")

@@ -269,6 +269,7 @@ def enter(cmd: dict) -> dict:
         applied["private_proc"] = _private_proc()
         applied["frozen_proc"] = host_counters.freeze_proc_counters(
             os.path.join(cmd["workdir"], ".proc"))
+        _kept_or_raise(applied, cmd, needed)
     if uid is not None and not reachable_by_others(needed):
         # No namespace to open the interpreter's closed parents in (some containers): the
         # slot uid could not even import the standard library, so stay root, rlimited.
@@ -279,6 +280,32 @@ def enter(cmd: dict) -> dict:
         os.setuid(uid)
         applied["uid"] = uid
     return applied
+
+
+class IsolationIncomplete(RuntimeError):
+    """A cover this view promises could not be mounted in this worker: it must not run any
+    submission code (the worker exits; the grader reports the worker's death)."""
+
+
+def _kept_or_raise(applied: dict, cmd: dict, needed: list[str]) -> None:
+    """Fail closed where the namespace view's promises did not hold: an instructor folder
+    (``cmd["hide"]``, in the deny-list view) still there but not covered, or ptys not taken
+    away. A mount that fails is otherwise silent, and the worker would run with the folder
+    readable to its uid.
+
+    Raises:
+        IsolationIncomplete: naming what was left uncovered.
+    """
+    missed = []
+    if not applied["allowlist"]:
+        for p in cmd.get("hide", []):
+            if (p not in applied["hidden"] and os.path.lexists(p)
+                    and not any(n == p or n.startswith(p.rstrip("/") + "/") for n in needed)):
+                missed.append(p)
+    if not applied["no_ptys"]:
+        missed.append("/dev/pts and /dev/ptmx")
+    if missed:
+        raise IsolationIncomplete(f"could not cover {', '.join(missed)}")
 
 
 def nproc_cap(n: int) -> int:

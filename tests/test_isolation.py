@@ -144,6 +144,8 @@ def class_dir(tmp_path_factory):
 #: the class and output folders (pytest's own tmp dirs are 0700 and under /tmp: unreadable to
 #: a slot uid anyway, so they would not show the hiding works).
 WORLD_READABLE = "/usr/share/doc"
+#: `allowlist.usable` as the module found it, before any fixture patched it
+REAL_USABLE = allowlist.usable
 
 
 @pytest.fixture(scope="module", params=["bubblewrap", "fallback"])
@@ -290,8 +292,12 @@ def test_a_worker_reads_no_host_counter_an_earlier_worker_moved(path, monkeypatc
     /proc/loadavg (and from its own PID). Each worker now has a PID namespace of its own and
     sees the host-wide tallies frozen, so what a worker finds is the same whatever the one
     before it did."""
-    if path == "bubblewrap" and not allowlist.usable():
-        pytest.skip("bubblewrap is not usable here: " + allowlist.status())
+    if path == "bubblewrap":
+        if not REAL_USABLE():
+            pytest.skip("bubblewrap is not usable here: " + allowlist.status())
+        # The module's `pair[fallback]` fixture may still be in force (module scope), with
+        # `usable` patched to False: this test then skipped in every full run.
+        monkeypatch.setattr(allowlist, "usable", REAL_USABLE)
     if not _pid_namespaces_allowed():
         pytest.skip("this kernel refuses PID namespaces (a container?)")
     if path == "fallback":
@@ -312,3 +318,59 @@ def test_a_worker_reads_no_host_counter_an_earlier_worker_moved(path, monkeypatc
     assert seen[0]["pid"] < 10 and seen[0]["loadavg"].count(" ") == 4, seen[0]
     for key in seen[0]:
         assert seen[0][key] == seen[1][key] == seen[2][key], (key, [s[key] for s in seen])
+
+
+#: In a forked child (its own mount namespace: nothing here reaches the host), enter the
+#: deny-list view with one cover's mount made to fail, then print what happened.
+ENTER_SCRIPT = r'''
+import json, os, sys
+from autograder.sandbox import isolation
+broken = sys.argv[1]  # "hide", "ptys" or "" (nothing broken)
+base = sys.argv[2]  # outside /tmp, which the view covers whole
+os.chmod(base, 0o755)  # reachable: the instructor folder is covered, not left out of a view
+secret = os.path.join(base, "instructor")
+os.makedirs(secret)
+for d in ("work", "work/tmp", "sub"):
+    os.makedirs(os.path.join(base, d), exist_ok=True)
+cmd = {"workdir": os.path.join(base, "work"), "sub_dir": os.path.join(base, "sub"),
+       "hide": [secret], "limits": {}}
+if broken == "hide":
+    isolation._hide = lambda path: False
+if broken == "ptys":
+    isolation._no_ptys = lambda: False
+try:
+    applied = isolation.enter(cmd)
+    print(json.dumps({"ran": True, "hidden": applied["hidden"] == [secret]}))
+except isolation.IsolationIncomplete as exc:
+    print(json.dumps({"ran": False, "why": str(exc)}))
+'''
+
+
+@pytest.mark.parametrize("broken", ["", "hide", "ptys"])
+def test_a_worker_whose_cover_cannot_be_mounted_runs_nothing(broken):
+    """Each cover of the deny-list view is a mount, and a failed mount is silent: the worker
+    would run with an instructor folder readable to its uid. Where a promised cover (an
+    instructor folder, the ptys) could not be made, entering the view raises and the worker
+    runs no submission code."""
+    import json
+    import subprocess
+    import sys
+
+    import shutil
+    import tempfile
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    base = tempfile.mkdtemp(prefix="course-enter-", dir="/srv" if os.path.isdir("/srv") else None)
+    try:
+        proc = subprocess.run(["unshare", "-m", "--propagation", "private", sys.executable,
+                               "-c", ENTER_SCRIPT, broken, base], capture_output=True,
+                              text=True, env=env, timeout=120)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    if not broken:
+        assert got == {"ran": True, "hidden": True}
+    else:
+        assert got["ran"] is False
+        assert ("instructor" if broken == "hide" else "/dev/pts") in got["why"]

@@ -2,16 +2,17 @@
 
 A submission may choose text (an exception's class name, a returned object's class name, a
 tensor's ``.device``, what it prints, an import error's message) and build it from a hidden
-test's inputs. The class ``tests/hostile/attacks.py`` calls ``HIDDEN_TEXT_ATTACKS`` does so in
-hidden tests only; it is graded here by the real ``course grade`` (with a batch plan, as a
-class is), and no text of theirs may appear in ``results/*.json``, ``feedback/*.md`` or
-``report.html``. Each of these tests was seen to fail with its protection removed.
+test's inputs. The attacks ``tests/hostile/attacks.py`` calls ``HIDDEN_TEXT_ATTACKS`` do so in
+hidden tests only; with ``REPORT_INJECTION`` they are part of the hostile class, graded once per
+test run by the real ``course grade`` (with a batch plan, as a class is) for this module and
+tests/test_hostile.py (:mod:`tests.hostile.graded`), and no text of theirs may appear in
+``results/*.json``, ``feedback/*.md`` or ``report.html``. Each of these tests was seen to fail
+with its protection removed.
 """
 
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import numpy as np
@@ -27,7 +28,6 @@ from autograder.driver.errors import HIDDEN, StudentException, WorkerDied
 from autograder.driver.protocol import Call
 from autograder.driver.session import Session
 from autograder.driver.slot import Slot
-from tests.hostile import harness
 from tests.hostile.attacks import (
     EX01,
     FAKE_REASON,
@@ -35,33 +35,20 @@ from tests.hostile.attacks import (
     HIDDEN_TEXT,
     HIDDEN_TEXT_ATTACKS,
     REPORT_INJECTION,
-    build,
-    context_defaults,
 )
+from tests.hostile.graded import hostile_class
 
-# One xdist worker runs all of this module (make test: --dist loadgroup), so its graded class is
-# built once and no other worker sits waiting on the shared copy's lock.
-pytestmark = pytest.mark.xdist_group("hidden-text-class")
+# The hostile class is graded on the worker that runs tests/test_hostile.py: this module
+# shares its xdist group (make test: --dist loadgroup), so no other worker waits on its lock.
+pytestmark = pytest.mark.xdist_group("hostile-class")
 
 ATTACK_IDS = [a.id for a in HIDDEN_TEXT_ATTACKS]
 
 
-def _grade(base: Path) -> dict:
-    class_dir, out = base / "class", base / "out"
-    class_dir.mkdir()
-    harness.copy_solutions(class_dir / "reference_ex01", [EX01])
-    for attack in (*HIDDEN_TEXT_ATTACKS, REPORT_INJECTION):
-        build(attack, class_dir, context_defaults())
-    t0 = time.monotonic()
-    proc = harness.course("grade", "--class", str(class_dir), "--out", str(out), "--jobs", "1",
-                          "--call-timeout", "4", timeout=900)
-    return {"rc": proc.returncode, "stderr": proc.stderr[-5000:],
-            "seconds": round(time.monotonic() - t0, 1)}
-
-
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory) -> Path:
-    return harness.graded_once(tmp_path_factory, "hidden-text", _grade)
+    """The hostile class's output folder; it holds every attack this module reads."""
+    return hostile_class(tmp_path_factory)["out"]
 
 
 def _student_texts(out: Path, sid: str) -> dict[str, str]:

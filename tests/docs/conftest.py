@@ -76,7 +76,7 @@ def built_site(tmp_path_factory) -> Path:
 
 
 # ----------------------------------------------------------------------------- the browser
-# Shared by tests/docs/test_browser.py and tests/docs/test_layout.py.
+# For tests/docs/test_browser.py.
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
     "--headless",

@@ -1,5 +1,5 @@
 """The layout check every page of the site gets in Chromium (``LAYOUT``), at the desktop width
-(tests/docs/test_browser.py, in its one visit of each page) and at a phone's (test_layout.py).
+and at a phone's (tests/docs/test_browser.py, both in its one visit of each page).
 
 Three kinds of layout fault:
 

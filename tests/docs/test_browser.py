@@ -5,9 +5,10 @@ is driven by Playwright. The site is served from 127.0.0.1 by a thread of this p
 request for another host is aborted and reported. On each page: the maths is typeset (no raw
 TeX left), every image loads, and the console stays free of errors. Every lesson is
 screenshotted whole (into ``$DOCS_SCREENSHOTS`` when set, for a person to look at; a temporary
-folder otherwise), and each lesson's "Check yourself" answers start folded; in the same visit
-each page's layout at 1280 px is checked (:mod:`tests.docs.layout_checks`; a phone's width is
-``test_layout.py``'s). Searching for "softmax" must find the softmax lesson.
+folder otherwise), and each lesson's "Check yourself" answers start folded. In the same visit
+each page's layout is checked (:mod:`tests.docs.layout_checks`) at 1280 px, then with the
+window narrowed to a phone's 390 px (one tour of the site in one browser, not one per width).
+Searching for "softmax" must find the softmax lesson.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from .conftest import LOCAL_HOSTS
-from .layout_checks import DESKTOP, layout_faults
+from .layout_checks import DESKTOP, PHONE, layout_faults
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -113,14 +114,24 @@ def open_typeset(context, watch: Watch, server: str, path: str):
     page.wait_for_function("() => [...document.images].every(i => i.complete)", timeout=20_000)
     return page
 
+
+#: Resolves once the browser has laid out and painted twice: after the window is resized,
+#: the page's own resize handlers (mkdocs-material's) have run before anything is measured.
+SETTLED = "() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))"
+
+
 @pytest.fixture(scope="module")
-def desktop_tour(built_site, server, browser, tmp_path_factory) -> dict:
-    """Every page opened once at the desktop width (1280 px): what each test below reads.
+def site_tour(built_site, server, browser, tmp_path_factory) -> dict:
+    """Every page opened once at the desktop width (1280 px), then narrowed to a phone's
+    (390 px): what each test below reads.
 
     For each page, its rendering check (``PAGE_CHECK``), for a lesson its screenshot's size,
     overflowing code or maths and folded questions, and its layout faults
-    (:mod:`tests.docs.layout_checks`); for the site, the requests that left the machine and
-    the console's errors.
+    (:mod:`tests.docs.layout_checks`) at each width; for the site, the requests that left the
+    machine and the console's errors. CSS follows the window's width (media queries) and
+    MathJax's CHTML output does not depend on it, so a page narrowed after loading is laid out
+    as one loaded narrow; a second tour at 390 px cost a second browser and every page's
+    load and typesetting again.
     """
     shots = screenshot_dir(tmp_path_factory)
     context = browser.new_context(viewport={"width": DESKTOP, "height": 900})
@@ -134,14 +145,17 @@ def desktop_tour(built_site, server, browser, tmp_path_factory) -> dict:
             page.screenshot(path=str(shot), full_page=True)
             seen.update(shot=shot, shot_bytes=shot.stat().st_size,
                         wide=page.evaluate(OVERFLOWING), folded=page.evaluate(FOLDED))
+        page.set_viewport_size({"width": PHONE, "height": 900})
+        page.evaluate(SETTLED)
+        seen["phone"] = layout_faults(page, PHONE)
         pages[path] = seen
         page.close()
     context.close()
     return {"pages": pages, "external": watch.external, "problems": watch.problems}
 
 
-def test_every_page_renders_offline(desktop_tour):
-    pages = desktop_tour["pages"]
+def test_every_page_renders_offline(site_tour):
+    pages = site_tour["pages"]
     assert len(pages) >= 18, sorted(pages)
     failures, typeset = [], 0
     for path, seen in pages.items():
@@ -167,16 +181,22 @@ def test_every_page_renders_offline(desktop_tour):
             if not 4 <= folded["count"] <= 6 or folded["open"]:
                 failures.append(f"{path}: check-yourself questions {folded} (want 4-6, folded)")
     assert typeset > 300, f"only {typeset} maths elements typeset on the whole site"
-    assert not desktop_tour["external"], (
-        f"requests to other hosts were attempted: {desktop_tour['external'][:10]}")
+    assert not site_tour["external"], (
+        f"requests to other hosts were attempted: {site_tour['external'][:10]}")
     assert not failures, "\n".join(failures)
-    assert not desktop_tour["problems"], "\n".join(desktop_tour["problems"][:20])
+    assert not site_tour["problems"], "\n".join(site_tour["problems"][:20])
 
 
-def test_every_page_fits_a_desktop(desktop_tour):
-    faults = [f"{path or '/'}: {f}" for path, seen in desktop_tour["pages"].items()
+def test_every_page_fits_a_desktop(site_tour):
+    faults = [f"{path or '/'}: {f}" for path, seen in site_tour["pages"].items()
               for f in seen["layout"]]
     assert not faults, f"{len(faults)} layout faults at {DESKTOP} px:\n" + "\n".join(faults)
+
+
+def test_every_page_fits_a_phone(site_tour):
+    faults = [f"{path or '/'}: {f}" for path, seen in site_tour["pages"].items()
+              for f in seen["phone"]]
+    assert not faults, f"{len(faults)} layout faults at {PHONE} px:\n" + "\n".join(faults)
 
 
 SEARCH_READY = """() => {

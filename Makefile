@@ -40,12 +40,12 @@ demo: $(STAMP)
 	$(VENV)/bin/course demo
 
 test: $(STAMP)
-	$(PY) -m pytest -n auto --dist loadgroup -q --durations=25
+	$(PY) -m pytest -n auto --dist loadgroup --no-loadscope-reorder -q --durations=25
 
 # The inner loop (<= 5 minutes on 2 cores): everything but the slow end-to-end and browser
 # tests, and a sample of the bank variants (tests/test_banks.py: QUICK_SAMPLE, PLAN_SAMPLE).
 test-quick: $(STAMP)
-	$(PY) -m pytest -n auto --dist loadgroup -q -m "not slow and not browser" -x
+	$(PY) -m pytest -n auto --dist loadgroup --no-loadscope-reorder -q -m "not slow and not browser" -x
 
 # The hidden suites' mutation score (bench/mutation.py; hours on 2 cores, not part of `make test`).
 mutation: $(STAMP)

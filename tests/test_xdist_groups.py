@@ -43,9 +43,10 @@ def test_an_xdist_group_runs_on_one_worker(tmp_path):
     out = tmp_path / "out"
     out.mkdir()
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-n", "2", "--dist", "loadgroup", "-q",
-         "-p", "no:cacheprovider", str(tmp_path)], cwd=tmp_path, capture_output=True,
-        text=True, timeout=120, env={**os.environ, "GROUP_OUT": str(out)})
+        [sys.executable, "-m", "pytest", "-n", "2", "--dist", "loadgroup",
+         "--no-loadscope-reorder", "-q", "-p", "no:cacheprovider", str(tmp_path)],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+        env={**os.environ, "GROUP_OUT": str(out)})
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     members = list(out.glob("member-*"))
     assert len(members) == 6

@@ -23,6 +23,18 @@ pytestmark = pytest.mark.skipif(importlib.util.find_spec("triton") is None,
 
 ROOT = Path(__file__).resolve().parents[1]
 
+#: Prepended to each script: wrap ``owner.name`` so that its calls are counted.
+COUNTING = r'''
+def counting(owner, name):
+    count = [0]
+    original = getattr(owner, name)
+    def counted(*args, **kwargs):
+        count[0] += 1
+        return original(*args, **kwargs)
+    setattr(owner, name, counted)
+    return count
+'''
+
 #: Run the kernels; print their results' bytes digested, the errors' types, and how often
 #: the interpreter patched triton.language (its ``_patch_lang``) per launch.
 SCRIPT = r'''
@@ -34,32 +46,15 @@ import triton.language as tl
 from triton.runtime import interpreter
 
 fast = sys.argv[1] == "fast"
-wrapped = [0]  # wrappers the interpreter made for builtins (its _patch_attr), counted
-patch_attr = interpreter._patch_attr
-def counted_attr(*a, **k):
-    wrapped[0] += 1
-    return patch_attr(*a, **k)
-interpreter._patch_attr = counted_attr
+wrapped = counting(interpreter, "_patch_attr")  # wrappers the interpreter made for builtins
 if fast:
     from autograder.sandbox import triton_fast
     assert triton_fast.install() and triton_fast.install()  # a second call does nothing
 
 from solutions import ex08_flash_attention as fa
 
-asserts = [0]
-semantic = interpreter.interpreter_semantic
-device_assert = semantic.device_assert
-def counted_assert(*a, **k):
-    asserts[0] += 1
-    return device_assert(*a, **k)
-semantic.device_assert = counted_assert
-
-calls = [0]
-original = interpreter._patch_lang
-def counted(fn):
-    calls[0] += 1
-    return original(fn)
-interpreter._patch_lang = counted
+asserts = counting(interpreter.interpreter_semantic, "device_assert")
+calls = counting(interpreter, "_patch_lang")
 
 
 @triton.jit
@@ -152,8 +147,8 @@ print(json.dumps({"digest": digest.hexdigest(), "errors": errors, "per_launch": 
 def _run(mode: str) -> dict:
     env = {**os.environ, "TRITON_INTERPRET": "1", "OMP_NUM_THREADS": "1",
            "PYTHONPATH": str(ROOT)}
-    proc = subprocess.run([sys.executable, "-c", SCRIPT, mode], capture_output=True, text=True,
-                          check=False, env=env, timeout=300, cwd=ROOT)
+    proc = subprocess.run([sys.executable, "-c", COUNTING + SCRIPT, mode], capture_output=True,
+                          text=True, check=False, env=env, timeout=300, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
@@ -269,12 +264,7 @@ def build(make):
         return ["error", type(e).__name__, str(e)]
 
 
-unwrapped = [0]
-unwrap = core._unwrap_shape
-def counted(shape):
-    unwrapped[0] += 1
-    return unwrap(shape)
-core._unwrap_shape = counted
+unwrapped = counting(core, "_unwrap_shape")
 
 diffs, kinds = [], set()
 for elt in (tl.float32, tl.float16, tl.int1, tl.pointer_type(tl.float32)):
@@ -313,8 +303,8 @@ def test_block_types_tensors_and_shape_comparisons_are_built_as_triton_builds_th
     (ints, constexprs, Triton tuples; shapes Triton refuses with its own error), and a shape
     seen before is not unwrapped again."""
     env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": str(ROOT)}
-    proc = subprocess.run([sys.executable, "-c", SHAPES_SCRIPT], capture_output=True, text=True,
-                          check=False, env=env, timeout=300, cwd=ROOT)
+    proc = subprocess.run([sys.executable, "-c", COUNTING + SHAPES_SCRIPT], capture_output=True,
+                          text=True, check=False, env=env, timeout=300, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr[-3000:]
     got = json.loads(proc.stdout.strip().splitlines()[-1])
     assert got["n_diffs"] == 0, got["diffs"]

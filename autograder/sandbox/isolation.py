@@ -257,7 +257,7 @@ def enter(cmd: dict) -> dict:
         if not applied["allowlist"]:
             applied["exposed"] = _expose(needed, os.path.join(cmd["workdir"], ".stage"))
             for p in cmd.get("hide", []):
-                if any(n == p or n.startswith(p.rstrip("/") + "/") for n in needed):
+                if _holds_needed(p, needed):
                     continue  # e.g. a submission's folder that also holds the venv
                 if _hide(p):
                     applied["hidden"].append(p)
@@ -282,6 +282,11 @@ def enter(cmd: dict) -> dict:
     return applied
 
 
+def _holds_needed(path: str, needed: list[str]) -> bool:
+    """Whether ``path`` is, or holds, a path the worker needs (it is then left uncovered)."""
+    return any(n == path or n.startswith(path.rstrip("/") + "/") for n in needed)
+
+
 class IsolationIncomplete(RuntimeError):
     """A cover this view promises could not be mounted in this worker: it must not run any
     submission code (the worker exits; the grader reports the worker's death)."""
@@ -299,8 +304,7 @@ def _kept_or_raise(applied: dict, cmd: dict, needed: list[str]) -> None:
     missed = []
     if not applied["allowlist"]:
         for p in cmd.get("hide", []):
-            if (p not in applied["hidden"] and os.path.lexists(p)
-                    and not any(n == p or n.startswith(p.rstrip("/") + "/") for n in needed)):
+            if p not in applied["hidden"] and os.path.lexists(p) and not _holds_needed(p, needed):
                 missed.append(p)
     if not applied["no_ptys"]:
         missed.append("/dev/pts and /dev/ptmx")

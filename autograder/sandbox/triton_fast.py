@@ -265,6 +265,15 @@ def _plain_shape(shape: Any, tl: Any) -> tuple[int, ...] | None:
     return tuple(out)
 
 
+def _shape_tuple(new_tuple: Any, values: list, ty: Any) -> Any:
+    """A new Triton ``tuple`` holding ``values`` with the type ``ty`` (what its constructor
+    would derive from them), built without deriving it again."""
+    made = new_tuple.__new__(new_tuple)
+    made.values = values
+    made.type = ty
+    return made
+
+
 def _make_block_type_init(interp: Any) -> Any:
     tl = interp.tl
     core = tl.core
@@ -285,10 +294,7 @@ def _make_block_type_init(interp: Any) -> Any:
             return
         ty, numel, text = seen
         self.element_ty = element_ty
-        shape_tuple = new_tuple.__new__(new_tuple)
-        shape_tuple.values = list(key)
-        shape_tuple.type = ty
-        self.shape = shape_tuple
+        self.shape = _shape_tuple(new_tuple, list(key), ty)
         self.numel = numel
         self.name = f"<{text}, {element_ty}>"
 
@@ -319,10 +325,7 @@ def _make_tensor_init(interp: Any) -> Any:
         self.numel = constexpr(numel)
         self.type = type
         self.dtype = type.scalar
-        shape_tuple = new_tuple.__new__(new_tuple)
-        shape_tuple.values = [constexpr(d) for d in key]
-        shape_tuple.type = ty
-        self.shape = shape_tuple
+        self.shape = _shape_tuple(new_tuple, [constexpr(d) for d in key], ty)
 
     __init__.__wrapped__ = original  # type: ignore[attr-defined]
     return __init__

@@ -4,6 +4,8 @@ sandbox."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import time
 
 import numpy as np
@@ -166,6 +168,34 @@ def test_a_worker_starts_with_the_zygotes_objects_frozen(session):
     skip the hundreds of thousands of objects torch and the rest left there, instead of
     writing to each one's header and so copying every page of the shared heap."""
     assert call(session, "frozen") > 100_000
+
+
+THREADS = """
+import sys
+{before}
+from autograder.driver.slot import Slot
+slot = Slot(0)
+try:
+    import torch
+    print(torch.get_num_threads())
+finally:
+    slot.close()
+"""
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="one core: one thread is the default")
+@pytest.mark.parametrize("before", ["", "import torch"], ids=["torch-later", "torch-first"])
+def test_a_process_that_drives_workers_leaves_them_the_cores(before):
+    """The grader's own torch runs on one thread, whether it was imported before the slot or
+    after (a pool's slot process imports it with the suites): an OpenMP pool's idle threads
+    spin on the cores the workers need (docs/design/measured-facts.md, "The grader's own
+    threads")."""
+    env = {k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"}
+    env["PYTHONPATH"] = str(ROOT)
+    out = subprocess.run([sys.executable, "-c", THREADS.format(before=before)], env=env,
+                         capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["1"]
 
 
 @pytest.mark.skipif(not host.is_root(), reason="mount namespaces need root")

@@ -101,6 +101,24 @@ def _clean_env(triton_interpret: bool = True) -> dict[str, str]:
     return env
 
 
+def leave_cores_to_workers() -> None:
+    """Run this process's torch on one thread: a process that drives workers shares the cores
+    with them.
+
+    The trusted side's own tensor work (inputs, comparisons) is small, but torch's OpenMP pool
+    keeps its threads spinning for a while after every parallel region (libgomp's busy wait):
+    on a 2-core grader those spins took about a tenth of the CPU that workers needed
+    (docs/design/measured-facts.md, "The grader's own threads"). ``OMP_NUM_THREADS`` covers a
+    torch imported later (a pool's slot process imports it with the suites), the call one
+    already imported. It also keeps the trusted side's numbers from depending on the
+    machine's count of cores.
+    """
+    os.environ["OMP_NUM_THREADS"] = "1"
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.set_num_threads(1)
+
+
 class Slot:
     """One worker slot: a zygote process, a private temp root and (as root) its own uid."""
 
@@ -112,6 +130,7 @@ class Slot:
         #: tensors) or compile them (CUDA tensors, a GPU-only slot): docs/design/threat-model.md,
         #: Triton kernels.
         self.triton_interpret = triton_interpret
+        leave_cores_to_workers()
         self.uid: int | None = None
         self.gid: int | None = None
         self._lock_fd: int | None = None

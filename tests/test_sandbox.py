@@ -171,15 +171,18 @@ def test_a_worker_starts_with_the_zygotes_objects_frozen(session):
 
 
 THREADS = """
-import sys
+import os
 {before}
+from autograder.driver.session import Session
 from autograder.driver.slot import Slot
-slot = Slot(0)
-try:
+with Slot(0) as slot:
     import torch
-    print(torch.get_num_threads())
-finally:
-    slot.close()
+    session = Session(slot, {{"ex01_vectors": b"def f():\\n    return 1\\n"}})
+    try:
+        assert session.call("ex01_vectors", "f", ()) == 1  # a worker forked
+        print(torch.get_num_threads(), os.environ.get("OMP_NUM_THREADS"))
+    finally:
+        session.close()
 """
 
 
@@ -189,13 +192,13 @@ def test_a_process_that_drives_workers_leaves_them_the_cores(before):
     """The grader's own torch runs on one thread, whether it was imported before the slot or
     after (a pool's slot process imports it with the suites): an OpenMP pool's idle threads
     spin on the cores the workers need (docs/design/measured-facts.md, "The grader's own
-    threads")."""
+    threads"). The process's environment stays as it was: its other children are not ours."""
     env = {k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"}
     env["PYTHONPATH"] = str(ROOT)
     out = subprocess.run([sys.executable, "-c", THREADS.format(before=before)], env=env,
                          capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert out.returncode == 0, out.stderr[-2000:]
-    assert out.stdout.split() == ["1"]
+    assert out.stdout.split() == ["1", "None"]
 
 
 @pytest.mark.skipif(not host.is_root(), reason="mount namespaces need root")

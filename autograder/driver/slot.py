@@ -108,14 +108,14 @@ def leave_cores_to_workers() -> None:
     The trusted side's own tensor work (inputs, comparisons) is small, but torch's OpenMP pool
     keeps its threads spinning for a while after every parallel region (libgomp's busy wait):
     on a 2-core grader those spins took about a tenth of the CPU that workers needed
-    (docs/design/measured-facts.md, "The grader's own threads"). ``OMP_NUM_THREADS`` covers a
-    torch imported later (a pool's slot process imports it with the suites), the call one
-    already imported. It also keeps the trusted side's numbers from depending on the
+    (docs/design/measured-facts.md, "The grader's own threads"). Called when a slot is built
+    and at each fork, by when every caller has imported torch (the suites import it): the
+    process's environment is left alone, so its other children (a benchmark's baselines, say)
+    run as they would have. It also keeps the trusted side's numbers from depending on the
     machine's count of cores.
     """
-    os.environ["OMP_NUM_THREADS"] = "1"
     torch = sys.modules.get("torch")
-    if torch is not None:
+    if torch is not None and torch.get_num_threads() != 1:
         torch.set_num_threads(1)
 
 
@@ -241,6 +241,7 @@ class Slot:
     def fork(self, workdir: str, sub_dir: str) -> tuple[int, socket.socket]:
         """Have the zygote fork a worker for ``workdir``/``sub_dir`` (:meth:`new_workdir`):
         its pid and the grader's end of its socket. ``RuntimeError`` if the zygote died."""
+        leave_cores_to_workers()
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             reply = self._command({"op": "fork", "workdir": workdir, "sub_dir": sub_dir,
